@@ -1,0 +1,72 @@
+# dbops.clusters: the two commands are `make lab` and `make test`. Everything they need is installed by
+# `make deps` (run by both): apt packages and podman's host settings, the pinned .venv, the collection link.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV      := .venv
+PYTHON    := /usr/bin/python3
+export PATH           := $(CURDIR)/$(VENV)/bin:$(PATH)
+export DOCKER_HOST    := unix:///run/podman/podman.sock
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+COLLECTION_LINK := .collections/ansible_collections/dbops/clusters
+
+.PHONY: help deps host venv lab lab-down lab-status test unit lint build lock clean
+
+help:
+	@echo "make lab        build the lab image if needed, start the lab hosts, configure them, print how to reach them"
+	@echo "make test       lint, build, sanity, unit and every molecule scenario (summary at the end)"
+	@echo "make lab-down   remove the lab's containers, volumes and network"
+	@echo "make lab-status show the lab hosts;  lab/lab shell HOST opens a shell in one"
+	@echo "make deps       install what the two commands need (apt packages, podman settings, .venv)"
+
+deps: host venv $(COLLECTION_LINK)
+
+host:
+	@bash lab/host-setup.sh
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	@echo "==> python tools: $(VENV) from requirements.txt"
+	@test -x $(PYTHON) || { echo "ERROR: $(PYTHON) not found; run 'make host' (installs python3-venv)" >&2; exit 1; }
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	@$(VENV)/bin/pip install --quiet --upgrade pip
+	@$(VENV)/bin/pip install --progress-bar off -r requirements.txt > $(VENV)/pip.log 2>&1 \
+	  || { tail -20 $(VENV)/pip.log; echo "ERROR: pip install failed (log: $(VENV)/pip.log): check access to PyPI" >&2; exit 1; }
+	@grep -E '^Successfully installed' $(VENV)/pip.log | fold -s -w 110 | sed 's/^/    /' || echo "    all pinned packages present"
+	@touch $@
+
+$(COLLECTION_LINK):
+	@mkdir -p $(dir $@)
+	@ln -sfn ../../.. $@
+
+lab: deps
+	@lab/lab up
+	@echo "==> configuring the lab hosts: playbooks/lab.yml"
+	@ansible-playbook playbooks/lab.yml
+	@lab/lab status
+
+lab-down: venv
+	@lab/lab down
+
+lab-status: venv
+	@lab/lab status
+
+test: deps
+	@bash tests/run_all.sh
+
+unit: venv $(COLLECTION_LINK)
+	@pytest -q
+
+lint: venv $(COLLECTION_LINK)
+	@yamllint -s . && ansible-lint
+
+lock: venv
+	@$(VENV)/bin/pip install --quiet -r requirements.in
+	@{ echo '# Fully pinned from requirements.in by `make lock`; .venv installs exactly this.'; \
+	   $(VENV)/bin/pip freeze --all | grep -vE '^(pip|setuptools|wheel)=='; } > requirements.txt
+	@echo "requirements.txt pinned from requirements.in"
+
+clean:
+	rm -rf .build .collections

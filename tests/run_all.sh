@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Every check `make test` runs, one stage after another; a failed stage does not stop the others, so the
+# summary shows everything at once. Exits non-zero when any stage failed. MOLECULE_SCENARIOS="a b" limits
+# the molecule stage to those scenarios.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+# Build and install outside the work tree: ansible-test would otherwise list files through this repo's
+# git, which ignores the installed copy.
+build=$(mktemp -d "${TMPDIR:-/tmp}/dbops-clusters-build.XXXXXX")
+trap 'rm -rf "$build"' EXIT
+results=()
+failed=0
+
+stage() {  # stage NAME COMMAND...
+    local name=$1 start=$SECONDS rc
+    shift
+    printf '\n\033[1m==> [%s] %s\033[0m\n' "$(date +%T)" "$name"
+    "$@"
+    rc=$?
+    local took=$((SECONDS - start))
+    if (( rc == 0 )); then results+=("$(printf '%-28s passed  %5ss' "$name" "$took")")
+    else results+=("$(printf '%-28s FAILED  %5ss  (exit %s)' "$name" "$took" "$rc")"); failed=$((failed + 1)); fi
+}
+
+build_and_install() {
+    mkdir -p "$build/dist" \
+    && ansible-galaxy collection build --force --output-path "$build/dist" . \
+    && ansible-galaxy collection install --force -p "$build/collections" "$build"/dist/dbops-clusters-*.tar.gz \
+    && echo "--- resolving modules and roles by FQCN from the installed copy" \
+    && ANSIBLE_COLLECTIONS_PATH="$build/collections" ansible-doc -t module dbops.clusters.host_resources >/dev/null \
+    && ANSIBLE_COLLECTIONS_PATH="$build/collections" ansible-doc -t role dbops.clusters.db_host >/dev/null \
+    && ANSIBLE_COLLECTIONS_PATH="$build/collections" ansible localhost -m dbops.clusters.host_resources \
+         -a memory_limit_mb=512 | grep -q 'memory_source: declared' \
+    && echo "    dbops.clusters.host_resources and dbops.clusters.db_host resolve"
+}
+
+sanity() {
+    # ansible-test must run inside ansible_collections/<ns>/<name>: use the installed copy.
+    local collection=$build/collections/ansible_collections/dbops/clusters python_version pip_version
+    [[ -d $collection ]] || { echo "no installed copy: the build stage failed"; return 1; }
+    python_version=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    # Each sanity test gets a venv bootstrapped by get-pip from a host this machine cannot reach: put our
+    # stand-in (tests/sanity/get_pip.py) where ansible-test looks for its cached copy.
+    pip_version=$(python3 -c 'import ansible_test, os, re
+src = open(os.path.join(os.path.dirname(ansible_test.__file__), "_internal/python_requirements.py")).read()
+print(re.search(r"pip=.([0-9.]+).,", src).group(1))')
+    mkdir -p ~/.ansible/test/cache
+    cp tests/sanity/get_pip.py ~/.ansible/test/cache/get_pip_"${pip_version//./_}".py
+    (cd "$collection" && ansible-test sanity --python "$python_version" --color no)
+}
+
+unit() {
+    pytest -q
+    local rc=$?
+    (( rc == 5 )) && { echo "pytest collected no tests"; return 1; }
+    return "$rc"
+}
+
+stage "yamllint" yamllint -s .
+stage "shellcheck" shellcheck -x -S warning lab/lab lab/*.sh lab/image/*.sh tests/*.sh .ci/run
+stage "ansible-lint (production)" ansible-lint
+stage "build + install + FQCN" build_and_install
+stage "ansible-test sanity" sanity
+stage "unit (pytest)" unit
+
+scenarios=${MOLECULE_SCENARIOS:-$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done)}
+for scenario in $scenarios; do
+    stage "molecule $scenario" molecule test -s "$scenario"
+done
+
+printf '\n\033[1m==> summary\033[0m\n'
+printf '    %s\n' "${results[@]}"
+echo "stages: $(( ${#results[@]} - failed )) passed, $failed failed"
+exit $(( failed > 0 ))
