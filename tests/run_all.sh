@@ -63,6 +63,8 @@ stage "build + install + FQCN" build_and_install
 stage "ansible-test sanity" sanity
 stage "unit (pytest)" unit
 
+stage "lab image" lab/lab image
+
 scenarios=${MOLECULE_SCENARIOS:-$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done)}
 for scenario in $scenarios; do
     stage "molecule $scenario" molecule test -s "$scenario"
