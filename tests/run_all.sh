@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317  # stage functions run indirectly, through stage()
 # Every check `make test` runs, one stage after another; a failed stage does not stop the others, so the
 # summary shows everything at once. Exits non-zero when any stage failed. MOLECULE_SCENARIOS="a b" limits
 # the molecule stage to those scenarios.
