@@ -9,9 +9,12 @@ PYTHON    := /usr/bin/python3
 export PATH           := $(CURDIR)/$(VENV)/bin:$(PATH)
 export DOCKER_HOST    := unix:///run/podman/podman.sock
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+# molecule and ansible-lint install a copy of this collection under ANSIBLE_HOME: keep it in the work tree,
+# so a stale copy from another checkout can never shadow the code under test.
+export ANSIBLE_HOME   := $(CURDIR)/.ansible
 COLLECTION_LINK := .collections/ansible_collections/dbops/clusters
 
-.PHONY: help deps host venv lab lab-down lab-status test unit lint build lock clean
+.PHONY: help deps host venv lab lab-down lab-status test unit lint lock clean bench-mysql
 
 help:
 	@echo "make lab        build the lab image if needed, start the lab hosts, configure them, print how to reach them"
@@ -19,6 +22,7 @@ help:
 	@echo "make lab-down   remove the lab's containers, volumes and network"
 	@echo "make lab-status show the lab hosts;  lab/lab shell HOST opens a shell in one"
 	@echo "make deps       install what the two commands need (apt packages, podman settings, .venv)"
+	@echo "make bench-mysql  sysbench stock vs tuned MySQL on a lab host, and the reference-machine table"
 
 deps: host venv $(COLLECTION_LINK)
 
@@ -47,6 +51,9 @@ lab: deps
 	@ansible-playbook playbooks/lab.yml
 	@lab/lab status
 
+bench-mysql: deps
+	@bash bench/mysql_tuning/run.sh
+
 lab-down: venv
 	@lab/lab down
 
@@ -69,4 +76,4 @@ lock: venv
 	@echo "requirements.txt pinned from requirements.in"
 
 clean:
-	rm -rf .build .collections
+	rm -rf .build .collections .ansible

@@ -2,13 +2,17 @@
 
 Hosts are reached with testinfra's podman:// backend (one `podman exec` per check) rather than through
 Ansible, which made each check an Ansible run. The instance config written by molecule/_shared/create.yml
-maps molecule's instance names to container names and addresses.
+maps molecule's instance names to container names and addresses. The collection's own module_utils are
+importable (ansible_collections.dbops.clusters...) so tests compare values the way the modules do.
 """
 import os
+import sys
 
 import pytest
 import testinfra
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".collections"))
 
 
 def _instances():

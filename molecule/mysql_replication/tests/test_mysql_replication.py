@@ -1,0 +1,53 @@
+"""Verify asynchronous GTID replication: rows written on the source arrive on every replica."""
+import time
+import uuid
+
+import pytest
+
+
+def sql(host, query):
+    result = host.run("mysql -N -B -e %s", query)
+    assert result.rc == 0, result.stderr
+    return [line.split("\t") for line in result.stdout.splitlines()]
+
+
+def replica_status(host):
+    result = host.run("mysql -E -e 'SHOW REPLICA STATUS'")
+    assert result.rc == 0, result.stderr
+    fields = (line.strip().partition(":") for line in result.stdout.splitlines() if ":" in line)
+    return {key: value.strip() for key, _, value in fields}
+
+
+@pytest.mark.parametrize("replica", ["rep1", "rep2"])
+def test_replica_runs_with_gtid_auto_position(lab_hosts, lab_ips, replica):
+    status = replica_status(lab_hosts[replica])
+    assert status["Source_Host"] == lab_ips["src"]
+    assert status["Replica_IO_Running"] == "Yes" and status["Replica_SQL_Running"] == "Yes"
+    assert status["Auto_Position"] == "1"
+
+
+def test_row_written_on_source_is_read_on_both_replicas(lab_hosts):
+    marker = uuid.uuid4().hex
+    sql(lab_hosts["src"], "CREATE DATABASE IF NOT EXISTS verify; "
+                          "CREATE TABLE IF NOT EXISTS verify.t (id VARCHAR(32) PRIMARY KEY); "
+                          "INSERT INTO verify.t VALUES ('%s')" % marker)
+    for replica in ("rep1", "rep2"):
+        deadline = time.time() + 20
+        rows = []
+        while time.time() < deadline:
+            rows = sql(lab_hosts[replica], "SELECT id FROM verify.t WHERE id = '%s'" % marker)
+            if rows:
+                break
+            time.sleep(0.5)
+        assert rows == [[marker]], "%s did not receive the row" % replica
+
+
+@pytest.mark.parametrize("replica", ["rep1", "rep2"])
+def test_replicas_refuse_writes(lab_hosts, replica):
+    result = lab_hosts[replica].run("mysql -e %s", "CREATE DATABASE must_not_exist")
+    assert result.rc != 0 and "super-read-only" in result.stderr
+
+
+def test_server_ids_are_unique(lab_hosts):
+    ids = {name: sql(host, "SELECT @@server_id")[0][0] for name, host in lab_hosts.items()}
+    assert len(set(ids.values())) == 3, ids

@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The named differences between the MySQL-family flavors, in one place.
+
+percona (production default), mysql (Oracle/Debian packages; MySQL 9.7 from sid in the lab) and mariadb
+(the Galera stand-in). Roles and modules ask this table instead of branching on the flavor themselves.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+FLAVORS = {
+    "percona": {
+        "family": "mysql",
+        "server_packages": ["percona-server-server", "percona-server-client"],
+        "service": "mysql",
+        "config_dir": "/etc/mysql/mysql.conf.d",
+        "default_series": "8.4",
+        "percona_release_repo": "ps-84-lts",
+    },
+    "mysql": {
+        "family": "mysql",
+        "server_packages": ["mysql-server", "mysql-client"],
+        "service": "mysql",
+        "config_dir": "/etc/mysql/mysql.conf.d",
+        "default_series": "9.7",
+        "percona_release_repo": None,
+    },
+    "mariadb": {
+        "family": "mariadb",
+        "server_packages": ["mariadb-server", "mariadb-client"],
+        "service": "mariadb",
+        "config_dir": "/etc/mysql/mariadb.conf.d",
+        "default_series": "11.8",
+        "percona_release_repo": None,
+    },
+}
+
+
+class FlavorError(ValueError):
+    """An unknown flavor or a version string that cannot be read."""
+
+
+def flavor(name):
+    """The table row of a flavor, failing with the list of known ones."""
+    try:
+        return FLAVORS[name]
+    except KeyError:
+        raise FlavorError("unknown flavor %r: expected one of %s" % (name, ", ".join(sorted(FLAVORS))))
+
+
+def parse_version(text):
+    """'8.4.3-3', '9.7.4', '11.8.2-MariaDB-1' -> (8, 4, 3)."""
+    parts = []
+    for piece in str(text).split("-", 1)[0].split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    if not parts:
+        raise FlavorError("cannot read a version from %r" % (text,))
+    while len(parts) < 3:
+        parts.append(0)
+    return tuple(parts)
+
+
+def replication_terms(flavor_name, version):
+    """Statement words for configuring a replica: 8.0.23+ says SOURCE/REPLICA, older MySQL and MariaDB differ."""
+    family = flavor(flavor_name)["family"]
+    ver = parse_version(version)
+    if family == "mysql" and ver >= (8, 0, 23):
+        return {"change": "CHANGE REPLICATION SOURCE TO", "host": "SOURCE_HOST", "port": "SOURCE_PORT",
+                "user": "SOURCE_USER", "password": "SOURCE_PASSWORD", "auto_position": "SOURCE_AUTO_POSITION = 1",
+                "ssl": "SOURCE_SSL", "ssl_ca": "SOURCE_SSL_CA", "public_key": "GET_SOURCE_PUBLIC_KEY = 1",
+                "start": "START REPLICA", "stop": "STOP REPLICA", "reset": "RESET REPLICA ALL",
+                "status": "SHOW REPLICA STATUS", "retry": "SOURCE_CONNECT_RETRY"}
+    if family == "mysql":
+        return {"change": "CHANGE MASTER TO", "host": "MASTER_HOST", "port": "MASTER_PORT",
+                "user": "MASTER_USER", "password": "MASTER_PASSWORD", "auto_position": "MASTER_AUTO_POSITION = 1",
+                "ssl": "MASTER_SSL", "ssl_ca": "MASTER_SSL_CA",
+                "public_key": "GET_MASTER_PUBLIC_KEY = 1" if ver >= (8, 0, 0) else None,
+                "start": "START SLAVE", "stop": "STOP SLAVE", "reset": "RESET SLAVE ALL",
+                "status": "SHOW SLAVE STATUS", "retry": "MASTER_CONNECT_RETRY"}
+    # MariaDB keeps CHANGE MASTER; GTID positioning is MASTER_USE_GTID.
+    return {"change": "CHANGE MASTER TO", "host": "MASTER_HOST", "port": "MASTER_PORT",
+            "user": "MASTER_USER", "password": "MASTER_PASSWORD", "auto_position": "MASTER_USE_GTID = slave_pos",
+            "ssl": "MASTER_SSL", "ssl_ca": "MASTER_SSL_CA", "public_key": None,
+            "start": "START SLAVE" if ver < (10, 5, 1) else "START REPLICA",
+            "stop": "STOP SLAVE" if ver < (10, 5, 1) else "STOP REPLICA",
+            "reset": "RESET SLAVE ALL" if ver < (10, 5, 1) else "RESET REPLICA ALL",
+            "status": "SHOW SLAVE STATUS" if ver < (10, 5, 1) else "SHOW REPLICA STATUS",
+            "retry": "MASTER_CONNECT_RETRY"}

@@ -1,0 +1,227 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: mysql_config
+short_description: Write a MySQL option file with reasons, apply dynamic settings online, say when a restart is due
+version_added: 0.1.0
+description:
+  - Renders I(settings) into one option file, each setting preceded by its reason as a comment.
+  - Settings marked dynamic whose running value differs are applied online with C(SET GLOBAL); the file keeps
+    them across restarts. Static settings never change a running server; when one changed (compared with the
+    file this module wrote before, or with the running server the first time) the module returns
+    C(restart_required) and a reason per setting, and the caller restarts.
+  - Runs on the database host and connects through the Unix socket as root by default.
+options:
+  path:
+    description: Option file to write, for example C(/etc/mysql/mysql.conf.d/zz-dbops.cnf).
+    type: path
+    required: true
+  settings:
+    description:
+      - Option name to a dict with C(value), C(reason), C(dynamic) (can be changed with SET GLOBAL) and
+        C(online) (false for options that are not server variables, such as C(log_bin) with a base name).
+      - An empty C(value) writes the bare option name (for example C(skip_name_resolve)).
+    type: dict
+    required: true
+  header:
+    description: Comment text written at the top of the file.
+    type: str
+    default: Managed by Ansible (dbops.clusters). Each setting is preceded by the reason for its value.
+  section:
+    description: Option file section.
+    type: str
+    default: mysqld
+  apply_online:
+    description: Apply changed dynamic settings with SET GLOBAL.
+    type: bool
+    default: true
+  mode:
+    description: File mode of the option file.
+    type: str
+    default: "0644"
+extends_documentation_fragment:
+  - dbops.clusters.mysql_login
+attributes:
+  check_mode:
+    support: full
+    description: Returns the file diff, the SET GLOBAL statements and the restart decision without changing anything.
+  diff_mode:
+    support: full
+    description: Shows the option file before and after.
+requirements:
+  - PyMySQL
+author:
+  - dbops.clusters maintainers (@dbops)
+"""
+
+EXAMPLES = r"""
+- name: Configure the server from the tuning report
+  dbops.clusters.mysql_config:
+    path: /etc/mysql/mysql.conf.d/zz-dbops.cnf
+    settings:
+      innodb_io_capacity: {value: 2000, dynamic: true, reason: "SSD: 2000 IOPS of background flushing"}
+      innodb_buffer_pool_instances: {value: 4, dynamic: false, reason: "one per GiB of buffer pool"}
+  register: config
+
+- name: Restart only when a static setting changed
+  ansible.builtin.service:
+    name: mysql
+    state: restarted
+  when: config.restart_required
+"""
+
+RETURN = r"""
+restart_required:
+  description: Whether a static setting changed, so the server must restart to use the file.
+  returned: always
+  type: bool
+restart_reasons:
+  description: One sentence per static setting that forces the restart.
+  returned: always
+  type: list
+  elements: str
+  sample: ["innodb_buffer_pool_instances: 1 -> 4"]
+applied_online:
+  description: Dynamic settings changed on the running server, with the value before and after.
+  returned: always
+  type: dict
+  sample: {innodb_io_capacity: {before: "200", after: "2000"}}
+queries:
+  description: Statements run (or, in check mode, that would run), with placeholders for values.
+  returned: always
+  type: list
+  elements: str
+server_running:
+  description: Whether the server answered; when it did not, only the file was written.
+  returned: always
+  type: bool
+file_changed:
+  description: Whether the option file changed.
+  returned: always
+  type: bool
+warnings_seen:
+  description: Values the server adjusted after SET GLOBAL (it may clamp or round them).
+  returned: always
+  type: list
+  elements: str
+drift:
+  description: Static settings already in the file whose running value differs (adjusted by the server at startup).
+  returned: always
+  type: list
+  elements: str
+unchecked:
+  description: Settings the server does not report as variables; judged by the file alone.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_settings
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
+    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect)
+
+
+def read_text(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as handle:
+        return handle.read()
+
+
+def main():
+    argument_spec = dict(
+        path=dict(type="path", required=True),
+        settings=dict(type="dict", required=True),
+        header=dict(type="str", default="Managed by Ansible (dbops.clusters). Each setting is preceded by the "
+                                        "reason for its value."),
+        section=dict(type="str", default="mysqld"),
+        apply_online=dict(type="bool", default=True),
+        mode=dict(type="str", default="0644"),
+    )
+    argument_spec.update(LOGIN_ARGUMENT_SPEC)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    if not HAS_PYMYSQL:
+        module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
+
+    settings = {}
+    for option, setting in module.params["settings"].items():
+        try:
+            mysql_settings.validate_name(option)
+        except ValueError as err:
+            module.fail_json(msg="settings: %s" % err)
+        if not isinstance(setting, dict) or "value" not in setting:
+            module.fail_json(msg="settings.%s must be a dict with at least 'value'" % option)
+        settings[option] = setting
+
+    path, section = module.params["path"], module.params["section"]
+    before = read_text(path)
+    after = mysql_settings.render(settings, module.params["header"], section)
+    previous = mysql_settings.parse(before, section) if before is not None else None
+
+    session, running = None, None
+    try:
+        session = Session(connect(module.params), check_mode=module.check_mode)
+        running = session.variables(sorted(set(mysql_settings.variable_name(o) for o in settings)))
+    except ConnectionError_:
+        session = None
+
+    online, restart_reasons, drift, unchecked = mysql_settings.plan(settings, previous, running)
+
+    file_changed = before != after
+    if file_changed and not module.check_mode:
+        directory = os.path.dirname(path)
+        if not os.path.isdir(directory):
+            module.fail_json(msg="%s does not exist: is the server package installed?" % directory)
+        tmp = path + ".dbops-tmp"
+        with open(tmp, "w") as handle:
+            handle.write(after)
+        os.chmod(tmp, int(module.params["mode"], 8))
+        os.rename(tmp, path)
+
+    applied, adjusted = {}, []
+    if session is not None and module.params["apply_online"]:
+        for option, variable, was, wanted in online:
+            try:
+                session.execute("SET GLOBAL %s = %%s" % variable, (mysql_settings.sql_value(wanted),))
+            except Exception as err:  # pylint: disable=broad-except  # the server's refusal is the message
+                module.fail_json(msg="SET GLOBAL %s = %s failed: %s" % (variable, wanted, err),
+                                 queries=session.queries)
+            if module.check_mode:
+                applied[option] = {"before": was, "after": str(wanted)}
+                continue
+            now = session.variables([variable]).get(variable)
+            if mysql_settings.normalize(now) != mysql_settings.normalize(was):
+                applied[option] = {"before": was, "after": now}
+            if mysql_settings.normalize(now) != mysql_settings.normalize(wanted):
+                adjusted.append("%s: asked for %s, the server runs %s" % (option, wanted, now))
+    queries = session.queries if session is not None else []
+    if session is not None:
+        session.close()
+
+    module.exit_json(
+        changed=file_changed or bool(applied),
+        file_changed=file_changed,
+        restart_required=bool(restart_reasons),
+        restart_reasons=restart_reasons,
+        applied_online=applied,
+        queries=queries,
+        server_running=running is not None,
+        unchecked=unchecked,
+        drift=drift,
+        warnings_seen=adjusted,
+        diff={"before": before or "", "after": after, "before_header": path, "after_header": path},
+    )
+
+
+if __name__ == "__main__":
+    main()
