@@ -18,6 +18,17 @@ FLAVORS = {
         "config_dir": "/etc/mysql/mysql.conf.d",
         "default_series": "8.4",
         "percona_release_repo": "ps-84-lts",
+        "galera": {
+            "packages": ["percona-xtradb-cluster"],
+            "service": "mysql",
+            "bootstrap_service": "mysql@bootstrap.service",
+            "percona_release_repo": "pxc-84-lts",
+            "default_series": "8.4",
+            "provider": "/usr/lib/galera4/libgalera_smm.so",
+            "sst_method": "xtrabackup-v2",
+            "sst_auth": None,             # PXC 8.x uses its internal mysql.pxc.sst.user
+            "server_binary": "/usr/sbin/mysqld",
+        },
     },
     "mysql": {
         "family": "mysql",
@@ -26,6 +37,7 @@ FLAVORS = {
         "config_dir": "/etc/mysql/mysql.conf.d",
         "default_series": "9.7",
         "percona_release_repo": None,
+        "galera": None,                   # Oracle MySQL has no Galera; Group Replication instead
     },
     "mariadb": {
         "family": "mariadb",
@@ -34,6 +46,17 @@ FLAVORS = {
         "config_dir": "/etc/mysql/mariadb.conf.d",
         "default_series": "11.8",
         "percona_release_repo": None,
+        "galera": {
+            "packages": ["mariadb-server", "mariadb-client", "mariadb-backup", "galera-4", "socat", "rsync"],
+            "service": "mariadb",
+            "bootstrap_service": None,    # galera_new_cluster starts the regular unit with --wsrep-new-cluster
+            "percona_release_repo": None,
+            "default_series": "11.8",
+            "provider": "/usr/lib/galera/libgalera_smm.so",
+            "sst_method": "mariabackup",
+            "sst_auth": "mysql:",         # the mysql@localhost account authenticates by unix socket: no password
+            "server_binary": "/usr/sbin/mariadbd",
+        },
     },
 }
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""A client that commits rows continuously and remembers exactly which commits were acknowledged.
+
+Used by HA scenarios: it writes to one node at a time and moves to the next when a commit fails (as a
+client behind a proxy would), so failures are counted, never hidden. Every acknowledged id goes to the ack
+file as soon as the server confirms it; verify then checks each one is on every node.
+
+    writer.py --hosts 10.0.0.1,10.0.0.2 --user app --password-file F --database app --table counter \
+              --ack-file acks.txt --summary summary.json [--seconds 60] [--stop-file F] [--give-up 15]
+The password is read from a file (0600), never from the command line.
+"""
+import argparse
+import json
+import os
+import time
+
+import pymysql
+
+
+def connect(host, args, password):
+    return pymysql.connect(host=host, user=args.user, password=password, database=args.database,
+                           autocommit=True, connect_timeout=2, read_timeout=5, write_timeout=5)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hosts", required=True)
+    parser.add_argument("--user", required=True)
+    parser.add_argument("--password-file", required=True)
+    parser.add_argument("--database", required=True)
+    parser.add_argument("--table", default="counter")
+    parser.add_argument("--ack-file", required=True)
+    parser.add_argument("--summary", required=True)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--stop-file")
+    parser.add_argument("--give-up", type=float, default=15, help="stop after this long with no node answering")
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds between commits")
+    args = parser.parse_args()
+    with open(args.password_file, encoding="utf-8") as handle:
+        password = handle.read().strip()
+    hosts = args.hosts.split(",")
+
+    setup = connect(hosts[0], args, password)
+    with setup.cursor() as cursor:
+        cursor.execute("CREATE TABLE IF NOT EXISTS `%s` (id BIGINT PRIMARY KEY, node VARCHAR(64), "
+                       "at TIMESTAMP(6) DEFAULT CURRENT_TIMESTAMP(6))" % args.table)
+        cursor.execute("SELECT COALESCE(MAX(id), 0) FROM `%s`" % args.table)
+        next_id = cursor.fetchone()[0] + 1
+    setup.close()
+
+    acked, failed, failures, switches = 0, 0, {}, 0
+    current, connection = 0, None
+    started = time.time()
+    last_success = started
+    with open(args.ack_file, "a", encoding="utf-8") as acks:
+        while time.time() - started < args.seconds:
+            if args.stop_file and os.path.exists(args.stop_file):
+                break
+            if time.time() - last_success > args.give_up:
+                break
+            host = hosts[current]
+            try:
+                if connection is None:
+                    connection = connect(host, args, password)
+                with connection.cursor() as cursor:
+                    cursor.execute("INSERT INTO `%s` (id, node) VALUES (%%s, @@hostname)" % args.table, (next_id,))
+                acks.write("%d\n" % next_id)
+                acks.flush()
+                acked += 1
+                next_id += 1
+                last_success = time.time()
+                if args.pause:
+                    time.sleep(args.pause)
+            except pymysql.err.MySQLError as err:
+                # The commit's fate is unknown to the client: not acknowledged, so never counted as written.
+                failed += 1
+                key = "%s: %s" % (host, err.args[0] if err.args else type(err).__name__)
+                failures[key] = failures.get(key, 0) + 1
+                next_id += 1          # never reuse an id whose insert may have landed
+                try:
+                    if connection is not None:
+                        connection.close()
+                except Exception:     # pylint: disable=broad-except  # the connection is already broken
+                    pass
+                connection = None
+                current = (current + 1) % len(hosts)
+                switches += 1
+                time.sleep(0.2)
+    summary = {"acked": acked, "failed_commits": failed, "failures": failures, "node_switches": switches,
+               "seconds": round(time.time() - started, 1)}
+    with open(args.summary, "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=2)
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Verify the three-node Galera cluster: every node Synced in one primary component of three, and a row
+written on any node is read on every other."""
+import time
+import uuid
+
+import pytest
+
+NODES = ("g1", "g2", "g3")
+
+
+def sql(host, query):
+    result = host.run("mariadb -N -B -e %s", query)
+    assert result.rc == 0, result.stderr
+    return [line.split("\t") for line in result.stdout.splitlines()]
+
+
+def status(host):
+    return dict(sql(host, "SHOW GLOBAL STATUS LIKE 'wsrep_%'"))
+
+
+@pytest.mark.parametrize("node", NODES)
+def test_node_is_synced_in_a_primary_component_of_three(lab_hosts, node):
+    wsrep = status(lab_hosts[node])
+    assert wsrep["wsrep_local_state_comment"] == "Synced"
+    assert wsrep["wsrep_cluster_status"] == "Primary"
+    assert wsrep["wsrep_cluster_size"] == "3"
+    assert wsrep["wsrep_ready"] == "ON"
+
+
+def test_one_cluster(lab_hosts):
+    assert len({status(lab_hosts[node])["wsrep_cluster_state_uuid"] for node in NODES}) == 1
+
+
+@pytest.mark.parametrize("writer", NODES)
+def test_row_written_on_one_node_is_read_on_the_others(lab_hosts, writer):
+    marker = uuid.uuid4().hex
+    sql(lab_hosts[writer], "CREATE TABLE IF NOT EXISTS app.t (id VARCHAR(32) PRIMARY KEY, node VARCHAR(8)); "
+                           "INSERT INTO app.t VALUES ('%s', '%s')" % (marker, writer))
+    for reader in NODES:
+        deadline = time.time() + 10
+        rows = []
+        while time.time() < deadline and not rows:
+            rows = sql(lab_hosts[reader], "SELECT node FROM app.t WHERE id = '%s'" % marker)
+            if not rows:
+                time.sleep(0.3)
+        assert rows == [[writer]], "%s did not read the row written on %s" % (reader, writer)
+
+
+def test_wsrep_file_explains_every_setting(lab_hosts):
+    lines = lab_hosts["g1"].file("/etc/mysql/mariadb.conf.d/zz-dbops-wsrep.cnf").content_string.splitlines()
+    body = lines[lines.index("[mysqld]") + 1:]
+    for number, line in enumerate(body):
+        if line and not line.startswith("#"):
+            assert body[number - 1].startswith("# "), "no reason above: " + line
+    assert any(line.startswith("wsrep_provider_options") and "gcache.size=" in line for line in body)

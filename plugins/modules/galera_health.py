@@ -1,0 +1,178 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: galera_health
+short_description: Wait until a Galera node is Synced in a Primary component of the expected size
+version_added: 0.1.0
+description:
+  - The health gate of rolling restarts, upgrades and recovery. Polls the node every I(interval) seconds until
+    all of these hold, or fails after I(timeout) seconds naming each unmet condition and the value seen.
+  - The node answers queries (C(SELECT 1)); C(wsrep_local_state_comment) is C(Synced);
+    C(wsrep_cluster_status) is C(Primary); C(wsrep_ready) is C(ON); C(wsrep_cluster_size) equals
+    I(expected_size).
+  - Connection errors while waiting (the server restarting, a joiner receiving a state transfer) are retried
+    until the timeout. A refused login is not retried; it fails at once.
+options:
+  expected_size:
+    description: Number of nodes the Primary component must have.
+    type: int
+    required: true
+  timeout:
+    description: Seconds to wait for the conditions (0 looks once).
+    type: int
+    default: 300
+  interval:
+    description: Seconds between polls.
+    type: float
+    default: 2
+extends_documentation_fragment:
+  - dbops.clusters.mysql_login
+attributes:
+  check_mode:
+    support: full
+    description:
+      - Looks once, without waiting, and reports what it saw in I(ok) and I(unmet); never fails for an
+        unhealthy node in check mode (a dry run must not stop a play the real run would wait through).
+  diff_mode:
+    support: none
+    description: Reports state only.
+requirements:
+  - PyMySQL
+author:
+  - dbops.clusters maintainers (@dbops)
+"""
+
+EXAMPLES = r"""
+- name: Wait until the restarted node is back in the cluster before the next one
+  dbops.clusters.galera_health:
+    expected_size: "{{ groups['galera'] | length }}"
+    timeout: 600
+"""
+
+RETURN = r"""
+ok:
+  description: Whether every condition held at the last poll.
+  returned: always
+  type: bool
+state:
+  description: The last C(wsrep_local_state_comment) seen (C(Synced), C(Joined), C(Donor/Desynced) ...), or null.
+  returned: always
+  type: str
+cluster_status:
+  description: The last C(wsrep_cluster_status) seen (C(Primary), C(non-Primary), C(Disconnected)), or null.
+  returned: always
+  type: str
+cluster_size:
+  description: The last C(wsrep_cluster_size) seen, or null.
+  returned: always
+  type: int
+ready:
+  description: The last C(wsrep_ready) seen (C(ON) or C(OFF)), or null.
+  returned: always
+  type: str
+waited_seconds:
+  description: Seconds spent from the first poll to the last.
+  returned: always
+  type: float
+checks:
+  description: Number of polls.
+  returned: always
+  type: int
+unmet:
+  description: The conditions that did not hold at the last poll, one sentence each.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.dbops.clusters.plugins.module_utils import galera
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
+    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect)
+
+ACCESS_DENIED = (1044, 1045, 1698)
+
+
+def first_code(err):
+    for candidate in (err, getattr(err, "__context__", None)):
+        args = getattr(candidate, "args", None) or ()
+        if args and isinstance(args[0], int):
+            return args[0]
+    return None
+
+
+def look(module):
+    """(wsrep summary or None, answers SELECT 1, error text or None) from one fresh connection."""
+    try:
+        session = Session(connect(module.params), check_mode=module.check_mode)
+    except ConnectionError_ as err:
+        if first_code(err) in ACCESS_DENIED:
+            module.fail_json(msg="the server refused the login: %s" % err, ok=False, state=None,
+                             cluster_status=None, cluster_size=None, ready=None, waited_seconds=0, checks=1,
+                             unmet=[str(err)])
+        return None, False, str(err)
+    try:
+        try:
+            rows = session.fetch("SHOW GLOBAL STATUS LIKE 'wsrep_%'")
+        except Exception as err:  # pylint: disable=broad-except  # the server going away mid-poll: retry
+            return None, False, "SHOW GLOBAL STATUS failed: %s" % err
+        summary = galera.wsrep_summary(dict((row["Variable_name"], row["Value"]) for row in rows))
+        try:
+            answers = session.value("SELECT 1") in (1, "1")
+            error = None if answers else "SELECT 1 returned no row"
+        except Exception as err:  # pylint: disable=broad-except  # e.g. 1047 WSREP has not yet prepared node
+            answers, error = False, str(err)
+        return summary, answers, error
+    finally:
+        session.close()
+
+
+def main():
+    argument_spec = dict(
+        expected_size=dict(type="int", required=True),
+        timeout=dict(type="int", default=300),
+        interval=dict(type="float", default=2),
+    )
+    argument_spec.update(LOGIN_ARGUMENT_SPEC)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    if not HAS_PYMYSQL:
+        module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
+    expected = module.params["expected_size"]
+    if expected < 1:
+        module.fail_json(msg="expected_size must be at least 1")
+    interval = max(module.params["interval"], 0.1)
+
+    start = time.time()
+    deadline = start + max(module.params["timeout"], 0)
+    checks = 0
+    while True:
+        checks += 1
+        summary, answers, error = look(module)
+        unmet = galera.health_problems(summary, expected, answers, error)
+        now = time.time()
+        if not unmet or module.check_mode or now >= deadline:
+            break
+        time.sleep(min(interval, deadline - now))
+
+    summary = summary or {}
+    result = dict(changed=False, ok=not unmet, unmet=unmet, checks=checks,
+                  waited_seconds=round(time.time() - start, 1), state=summary.get("local_state_comment"),
+                  cluster_status=summary.get("cluster_status"), cluster_size=summary.get("cluster_size"),
+                  ready=summary.get("ready"))
+    if unmet and not module.check_mode:
+        module.fail_json(msg="the node is not healthy after %ss (%d checks): %s" % (
+            result["waited_seconds"], checks, "; ".join(unmet)), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
