@@ -13,6 +13,9 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 # so a stale copy from another checkout can never shadow the code under test.
 export ANSIBLE_HOME   := $(CURDIR)/.ansible
 COLLECTION_LINK := .collections/ansible_collections/dbops/clusters
+# molecule (ansible-compat) copies the collection into ANSIBLE_HOME unless a link to this tree is already
+# there; a copy goes stale and shadows new modules, so put the link there too.
+ANSIBLE_HOME_LINK := .ansible/collections/ansible_collections/dbops/clusters
 
 .PHONY: help deps host venv lab lab-down lab-status test unit lint lock clean bench-mysql
 
@@ -24,7 +27,7 @@ help:
 	@echo "make deps       install what the two commands need (apt packages, podman settings, .venv)"
 	@echo "make bench-mysql  sysbench stock vs tuned MySQL on a lab host, and the reference-machine table"
 
-deps: host venv $(COLLECTION_LINK)
+deps: host venv $(COLLECTION_LINK) $(ANSIBLE_HOME_LINK)
 
 host:
 	@bash lab/host-setup.sh
@@ -44,6 +47,12 @@ $(VENV)/.installed: requirements.txt
 $(COLLECTION_LINK):
 	@mkdir -p $(dir $@)
 	@ln -sfn ../../.. $@
+
+.PHONY: $(ANSIBLE_HOME_LINK)
+$(ANSIBLE_HOME_LINK):
+	@mkdir -p $(dir $@)
+	@if [ -d $@ ] && [ ! -L $@ ]; then rm -rf $@; fi
+	@ln -sfn ../../../.. $@
 
 lab: deps
 	@lab/lab up
@@ -66,7 +75,7 @@ test: deps
 unit: venv $(COLLECTION_LINK)
 	@pytest -q
 
-lint: venv $(COLLECTION_LINK)
+lint: venv $(COLLECTION_LINK) $(ANSIBLE_HOME_LINK)
 	@yamllint -s . && ansible-lint
 
 lock: venv

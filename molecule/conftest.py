@@ -5,6 +5,7 @@ Ansible, which made each check an Ansible run. The instance config written by mo
 maps molecule's instance names to container names and addresses. The collection's own module_utils are
 importable (ansible_collections.dbops.clusters...) so tests compare values the way the modules do.
 """
+import json
 import os
 import sys
 
@@ -30,3 +31,25 @@ def lab_hosts():
 def lab_ips():
     """{instance name: fixed address on the scenario's network}."""
     return {i["instance"]: i["ip"] for i in _instances()}
+
+
+@pytest.fixture(scope="session")
+def sql():
+    """sql(host, query) -> rows (lists of strings), run as root through the server's socket: root has no
+    password to pass, on MySQL (auth_socket) and MariaDB (unix_socket) alike."""
+    def run(host, query):
+        result = host.run("$(command -v mariadb || command -v mysql) -N -B -e %s", query)
+        assert result.rc == 0, result.stderr
+        return [line.split("\t") for line in result.stdout.splitlines()]
+    return run
+
+
+@pytest.fixture(scope="session")
+def drill():
+    """What a scenario's writer left in <ephemeral>/drill: its summary and the acknowledged ids."""
+    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "drill")
+    with open(os.path.join(directory, "writer.json"), encoding="utf-8") as handle:
+        summary = json.load(handle)
+    with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
+        acked = {int(line) for line in handle if line.strip()}
+    return {"dir": directory, "summary": summary, "acked": acked}

@@ -129,6 +129,13 @@ def parse_size(text, variable="size"):
     return int(value)
 
 
+def redo_rate_mb_per_hour(bytes_written, seconds):
+    """Redo MB (MiB) per hour from bytes written over a sample of `seconds`, rounded up; 0 when idle."""
+    if seconds <= 0:
+        raise ValueError("a redo sample needs a positive duration, got %r" % seconds)
+    return int(math.ceil(bytes_written * 3600.0 / seconds / MIB))
+
+
 def format_size(size):
     """Bytes -> the shortest exact my.cnf spelling: 2147483648 -> '2G', 1610612736 -> '1536M', 1000 -> '1000'."""
     size = int(size)

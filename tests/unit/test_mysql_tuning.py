@@ -736,3 +736,14 @@ def test_module_fails_naming_the_variable(capsys):
     assert result["failed"] is True
     assert result["variable"] == "rto_minutes"
     assert "rto_minutes" in result["msg"]
+
+
+@pytest.mark.parametrize("written, seconds, expected", [
+    (0, 60, 0), (1, 60, 1), (12 * GIB, 3600, 12288), (100 * MIB, 60, 6000), (MIB, 3.6, 1000)])
+def test_redo_rate_from_a_sample(written, seconds, expected):
+    assert mt.redo_rate_mb_per_hour(written, seconds) == expected
+
+
+def test_redo_rate_needs_a_duration():
+    with pytest.raises(ValueError):
+        mt.redo_rate_mb_per_hour(MIB, 0)

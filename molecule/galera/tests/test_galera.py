@@ -8,31 +8,25 @@ import pytest
 NODES = ("g1", "g2", "g3")
 
 
-def sql(host, query):
-    result = host.run("mariadb -N -B -e %s", query)
-    assert result.rc == 0, result.stderr
-    return [line.split("\t") for line in result.stdout.splitlines()]
-
-
-def status(host):
+def status(sql, host):
     return dict(sql(host, "SHOW GLOBAL STATUS LIKE 'wsrep_%'"))
 
 
 @pytest.mark.parametrize("node", NODES)
-def test_node_is_synced_in_a_primary_component_of_three(lab_hosts, node):
-    wsrep = status(lab_hosts[node])
+def test_node_is_synced_in_a_primary_component_of_three(lab_hosts, sql, node):
+    wsrep = status(sql, lab_hosts[node])
     assert wsrep["wsrep_local_state_comment"] == "Synced"
     assert wsrep["wsrep_cluster_status"] == "Primary"
     assert wsrep["wsrep_cluster_size"] == "3"
     assert wsrep["wsrep_ready"] == "ON"
 
 
-def test_one_cluster(lab_hosts):
-    assert len({status(lab_hosts[node])["wsrep_cluster_state_uuid"] for node in NODES}) == 1
+def test_one_cluster(lab_hosts, sql):
+    assert len({status(sql, lab_hosts[node])["wsrep_cluster_state_uuid"] for node in NODES}) == 1
 
 
 @pytest.mark.parametrize("writer", NODES)
-def test_row_written_on_one_node_is_read_on_the_others(lab_hosts, writer):
+def test_row_written_on_one_node_is_read_on_the_others(lab_hosts, writer, sql):
     marker = uuid.uuid4().hex
     sql(lab_hosts[writer], "CREATE TABLE IF NOT EXISTS app.t (id VARCHAR(32) PRIMARY KEY, node VARCHAR(8)); "
                            "INSERT INTO app.t VALUES ('%s', '%s')" % (marker, writer))

@@ -1,37 +1,28 @@
-"""After a full SIGKILL outage and playbooks/galera_recover.yml: three Synced nodes, and every commit the
-writer saw acknowledged is on every node."""
+"""After a full SIGKILL outage and playbooks/galera_recover.yml: three Synced nodes, bootstrapped from the most
+advanced one, and every commit the writer saw acknowledged is on every node."""
 import json
 import os
 
 import pytest
 
 NODES = ("g1", "g2", "g3")
-DRILL = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "drill")
-
-
-def sql(host, query):
-    result = host.run("mariadb -N -B -e %s", query)
-    assert result.rc == 0, result.stderr
-    return [line.split("\t") for line in result.stdout.splitlines()]
 
 
 @pytest.mark.parametrize("node", NODES)
-def test_cluster_is_back_with_three_synced_nodes(lab_hosts, node):
+def test_cluster_is_back_with_three_synced_nodes(lab_hosts, sql, node):
     wsrep = dict(sql(lab_hosts[node], "SHOW GLOBAL STATUS LIKE 'wsrep_%'"))
     assert (wsrep["wsrep_local_state_comment"], wsrep["wsrep_cluster_status"], wsrep["wsrep_cluster_size"]) == \
         ("Synced", "Primary", "3")
 
 
-def test_the_writer_wrote_and_then_lost_every_node():
-    with open(os.path.join(DRILL, "writer.json"), encoding="utf-8") as handle:
-        summary = json.load(handle)
-    print("writer:", summary)
-    assert summary["acked"] >= 500
-    assert summary["failed_commits"] > 0      # the kill happened while it wrote
+def test_the_writer_wrote_and_then_lost_every_node(drill):
+    print("writer:", drill["summary"])
+    assert drill["summary"]["acked"] >= 500
+    assert drill["summary"]["failed_commits"] > 0      # the kill happened while it wrote
 
 
-def test_recovery_bootstrapped_from_the_most_advanced_node():
-    with open(os.path.join(DRILL, "decision.json"), encoding="utf-8") as handle:
+def test_recovery_bootstrapped_from_the_most_advanced_node(drill):
+    with open(os.path.join(drill["dir"], "decision.json"), encoding="utf-8") as handle:
         report = json.load(handle)
     decision, states = report["decision"], report["states"]
     print("decision:", decision["decision"], decision["bootstrap_node"], decision["reason"])
@@ -42,9 +33,7 @@ def test_recovery_bootstrapped_from_the_most_advanced_node():
 
 
 @pytest.mark.parametrize("node", NODES)
-def test_no_acknowledged_row_is_lost(lab_hosts, node):
-    with open(os.path.join(DRILL, "acks.txt"), encoding="utf-8") as handle:
-        acked = {int(line) for line in handle if line.strip()}
+def test_no_acknowledged_row_is_lost(lab_hosts, sql, drill, node):
     present = {int(row[0]) for row in sql(lab_hosts[node], "SELECT id FROM app.counter")}
-    missing = sorted(acked - present)
+    missing = sorted(drill["acked"] - present)
     assert not missing, "%s lost %d acknowledged rows, first %s" % (node, len(missing), missing[:10])

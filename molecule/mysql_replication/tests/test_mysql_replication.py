@@ -5,12 +5,6 @@ import uuid
 import pytest
 
 
-def sql(host, query):
-    result = host.run("mysql -N -B -e %s", query)
-    assert result.rc == 0, result.stderr
-    return [line.split("\t") for line in result.stdout.splitlines()]
-
-
 def replica_status(host):
     result = host.run("mysql -E -e 'SHOW REPLICA STATUS'")
     assert result.rc == 0, result.stderr
@@ -26,7 +20,7 @@ def test_replica_runs_with_gtid_auto_position(lab_hosts, lab_ips, replica):
     assert status["Auto_Position"] == "1"
 
 
-def test_row_written_on_source_is_read_on_both_replicas(lab_hosts):
+def test_row_written_on_source_is_read_on_both_replicas(lab_hosts, sql):
     marker = uuid.uuid4().hex
     sql(lab_hosts["src"], "CREATE DATABASE IF NOT EXISTS verify; "
                           "CREATE TABLE IF NOT EXISTS verify.t (id VARCHAR(32) PRIMARY KEY); "
@@ -48,6 +42,6 @@ def test_replicas_refuse_writes(lab_hosts, replica):
     assert result.rc != 0 and "super-read-only" in result.stderr
 
 
-def test_server_ids_are_unique(lab_hosts):
+def test_server_ids_are_unique(lab_hosts, sql):
     ids = {name: sql(host, "SELECT @@server_id")[0][0] for name, host in lab_hosts.items()}
     assert len(set(ids.values())) == 3, ids

@@ -11,13 +11,6 @@ from ansible_collections.dbops.clusters.plugins.module_utils.mysql_settings impo
 APP_PASSWORD = "molecule-app-secret"     # the scenario's test account (molecule.yml)
 
 
-def sql(host, query):
-    """Rows of a query run as root through the socket (no password exists for root)."""
-    result = host.run("mysql -N -B -e %s", query)
-    assert result.rc == 0, result.stderr
-    return [line.split("\t") for line in result.stdout.splitlines()]
-
-
 @pytest.fixture(scope="module")
 def ps1(lab_hosts):
     return lab_hosts["ps1"]
@@ -31,7 +24,7 @@ def ca_file():
     return found[0]
 
 
-def test_running_server_reports_the_tuned_values(ps1):
+def test_running_server_reports_the_tuned_values(ps1, sql):
     report = json.loads(ps1.file("/root/dbops-tuning.json").content_string)
     running = dict(sql(ps1, "SHOW GLOBAL VARIABLES"))
     mismatches = {}
@@ -80,7 +73,7 @@ def test_no_anonymous_or_remote_root_login(lab_ips, user):
     assert refused.value.args[0] in (1045, 1130)
 
 
-def test_baseline(ps1):
+def test_baseline(ps1, sql):
     assert sql(ps1, "SELECT COUNT(*) FROM mysql.user WHERE user = ''") == [["0"]]
     assert sql(ps1, "SELECT COUNT(*) FROM mysql.user WHERE user = 'root' "
                     "AND host NOT IN ('localhost', '127.0.0.1', '::1')") == [["0"]]
