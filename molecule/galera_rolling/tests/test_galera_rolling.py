@@ -25,3 +25,10 @@ def test_every_acknowledged_row_is_on_every_node(lab_hosts, sql, drill, node):
     present = {int(row[0]) for row in sql(lab_hosts[node], "SELECT id FROM app.counter")}
     missing = sorted(drill["acked"] - present)
     assert not missing, "%s lacks %d acknowledged rows, first %s" % (node, len(missing), missing[:10])
+
+
+@pytest.mark.parametrize("node", NODES)
+def test_the_role_handler_restarted_each_member_for_its_static_change(lab_hosts, sql, node):
+    assert sql(lab_hosts[node], "SELECT @@table_open_cache_instances") == [["3"]]
+    wsrep = dict(sql(lab_hosts[node], "SHOW GLOBAL STATUS LIKE 'wsrep_%'"))
+    assert (wsrep["wsrep_local_state_comment"], wsrep["wsrep_cluster_size"]) == ("Synced", "3")
