@@ -60,6 +60,10 @@ def load_topology(path):
     topo.setdefault("image", os.environ.get("LAB_IMAGE", "localhost/dbops-lab:trixie"))
     topo.setdefault("inventory", os.path.join(LAB_DIR, "inventory", f"{topo['name']}.yml"))
     topo.setdefault("vars", {})
+    topo.setdefault("group_vars", {})
+    unknown = sorted(set(topo["group_vars"]) - {g for h in topo["hosts"] for g in h["groups"]})
+    if unknown:
+        raise LabError(f"{path}: group_vars for groups no host is in: {', '.join(unknown)}")
     return topo
 
 
@@ -135,6 +139,10 @@ def inventory(topo):
     for host in topo["hosts"]:
         for group in host["groups"]:
             children.setdefault(group, {"hosts": {}})["hosts"][host["name"]] = None
+    # A group's settings live in the inventory, so every operations playbook sees the lab as it would a
+    # user's hosts (a flavor kept in lab.yml's play vars was invisible to galera_recover.yml).
+    for group, group_vars in topo["group_vars"].items():
+        children[group]["vars"] = group_vars
     return {"all": {
         "vars": {
             "ansible_connection": "community.docker.docker_api",

@@ -1,4 +1,4 @@
-"""Verify the db_host scenario on the real hosts."""
+"""Verify the default scenario (the db_host role on three lab hosts) on the real hosts."""
 import json
 
 import pytest
