@@ -27,18 +27,18 @@ Starts the MySQL database server.
 Usage: mysqld [OPTIONS]
 
 ...
-  --innodb-buffer-pool-size=# 
+  --innodb-buffer-pool-size=#
                       The size of the memory buffer InnoDB uses to cache data
                       and indexes of its tables.
-  --innodb-change-buffer-max-size=# 
+  --innodb-change-buffer-max-size=#
   --log-bin[=name]    Configures the name prefix to use for binary log files.
                       If the --log-bin option is not supplied, the name prefix
                       defaults to "binlog". If the --log-bin option is supplied
-  --log-bin-index=name 
+  --log-bin-index=name
                       File that holds the names for binary log files.
-  --log-bin-trust-function-creators 
+  --log-bin-trust-function-creators
   --max-connections=# The number of simultaneous clients allowed
-  --max-delayed-threads=# 
+  --max-delayed-threads=#
   --skip-name-resolve Don't resolve hostnames. All hostnames are IP's or
                       'localhost'.
   --skip-networking   Don't allow connection with TCP/IP
