@@ -70,18 +70,26 @@ To see what values a running MySQL server is using, type
 'mysqladmin variables' instead of 'mysqld --verbose --help'.
 """
 
-# The same two parts as MariaDB 11.8's `mariadbd --verbose --help` prints them (format of its my_print_variables).
-MARIADBD_HELP = """
-  --wsrep-provider=name
-                      Path to replication provider library
+# An excerpt of `mariadbd --no-defaults --verbose --help` of MariaDB 11.8.6 (Debian trixie), the lab's.
+MARIADBD_HELP = """/usr/sbin/mariadbd  Ver 11.8.6-MariaDB-0+deb13u1 from Debian for debian-linux-gnu on x86_64
+Copyright (c) 2000, 2018, Oracle, MariaDB Corporation Ab and others.
+
   --innodb-buffer-pool-size=#
                       The size of the memory buffer InnoDB uses to cache data
+                      and indexes of its tables
+  --wsrep-provider=name
+                      Path to replication provider library
+  --wsrep-provider-options=name
 
 Variables (--variable-name=value)
 and boolean options {FALSE|TRUE}                             Value (after reading options)
 ------------------------------------------------------------ -------------
 innodb-buffer-pool-size                                      134217728
 wsrep-provider                                               none
+wsrep-provider-options
+
+To see what variables a running server is using, type
+'SELECT * FROM INFORMATION_SCHEMA.GLOBAL_VARIABLES' instead of 'mariadbd --verbose --help'
 """
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -97,7 +105,8 @@ def test_help_lists_options_from_both_parts():
     assert {"innodb_buffer_pool_size", "log_bin", "skip_name_resolve", "max_connections", "user",
             "table_open_cache_instances", "server_id", "gtid_mode", "admin_ssl_ca"} <= names
     assert "variables" not in names and "and" not in names and "to" not in names
-    assert settings.parse_help_options(MARIADBD_HELP) == {"innodb_buffer_pool_size", "wsrep_provider"}
+    assert settings.parse_help_options(MARIADBD_HELP) == {"innodb_buffer_pool_size", "wsrep_provider",
+                                                          "wsrep_provider_options"}
 
 
 def test_unknown_options_refuses_typos_only():
