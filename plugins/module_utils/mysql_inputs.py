@@ -193,6 +193,12 @@ def role_errors(inputs):
     errors = []
     errors += int_errors("percona_server_port", inputs.get("port"), 1, 65535)
     errors += int_errors("percona_server_server_id", inputs.get("server_id"), 0, MAX_SERVER_ID)
+    # server_id 0 derives it from the address: that address must allow it.
+    if "address" in inputs and str(inputs.get("server_id", 0)).strip() == "0":
+        try:
+            server_id_for(inputs["address"], 0)
+        except ValueError as err:
+            errors.append("percona_server_address=%r: %s" % (inputs["address"], err))
     errors += int_errors("percona_server_binlog_expire_seconds", inputs.get("binlog_expire_seconds"), 0, MAX_SERVER_ID)
     errors += int_errors("percona_server_rto_minutes", inputs.get("rto_minutes"), 1, 1440)
     errors += int_errors("percona_server_redo_mb_per_hour", inputs.get("redo_mb_per_hour"), 0, 10 ** 7)

@@ -152,6 +152,8 @@ GOOD = {"family": "mysql", "port": 3306, "server_id": 0, "binlog_expire_seconds"
 
 def test_good_input_passes():
     assert inputs.role_errors(GOOD) == []
+    assert inputs.role_errors(dict(GOOD, address="10.0.3.7")) == []
+    assert inputs.role_errors(dict(GOOD, address="db1.example.com", server_id=12)) == []
 
 
 @pytest.mark.parametrize("change, expected", [
@@ -178,6 +180,8 @@ def test_good_input_passes():
      "SUPER on app.*: global privileges can only be granted on '*.*'"),
     ({"users": [{"name": "app", "password": "p", "privileges": {"app": "SELECT"}}]}, "privilege key 'app'"),
     ({"replication_user": "r" * 40}, "percona_server_replication_user: user name"),
+    ({"address": "db1.example.com"}, "percona_server_address='db1.example.com': cannot derive a server_id"),
+    ({"address": "10.0.0.0"}, "derives server_id 0"),
 ])
 def test_bad_input_is_refused_naming_the_variable(change, expected):
     bad = dict(GOOD, **change)
