@@ -13,12 +13,17 @@ version_added: 0.1.0
 description:
   - Returns the row of the collection's flavor table (module_utils/mysql_flavors.py) for C(percona), C(mysql)
     or C(mariadb), so roles read flavor differences from one place.
-positional: _input
+  - Given the host's OS family, the row also carries that OS's C(datadir), C(socket), C(tls_dir) and
+    C(server_binary); an OS family the roles do not support is refused with the list of those they do.
+positional: _input, os_family
 options:
   _input:
     description: Flavor name.
     type: str
     required: true
+  os_family:
+    description: C(ansible_facts.os_family) of the host, for example C(Debian).
+    type: str
 author:
   - dbops.clusters maintainers (@dbops)
 """
@@ -27,21 +32,27 @@ EXAMPLES = r"""
 - name: Install the flavor's server packages
   ansible.builtin.apt:
     name: "{{ (percona_server_flavor | dbops.clusters.mysql_flavor).server_packages }}"
+
+- name: Read the flavor's paths on this host's OS
+  ansible.builtin.set_fact:
+    flavor_info: "{{ percona_server_flavor | dbops.clusters.mysql_flavor(ansible_facts.os_family) }}"
 """
 
 RETURN = r"""
 _value:
-  description: family, server_packages, service, config_dir, default_series, percona_release_repo.
+  description:
+    - family, server_packages, service, config_dir, default_series, percona_release_repo, os_paths, galera.
+    - With I(os_family) also os_family, datadir, socket, tls_dir and server_binary.
   type: dict
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import FlavorError, flavor
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import FlavorError, flavor, flavor_on
 
 
-def mysql_flavor(name):
+def mysql_flavor(name, os_family=None):
     try:
-        return dict(flavor(name))
+        return flavor_on(name, os_family) if os_family is not None else dict(flavor(name))
     except FlavorError as err:
         raise AnsibleFilterError(str(err))
 

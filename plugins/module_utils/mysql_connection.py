@@ -15,6 +15,8 @@ __metaclass__ = type
 import os
 import stat
 
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe, error_code
+
 try:
     import pymysql
     HAS_PYMYSQL = True
@@ -40,7 +42,11 @@ LOGIN_ARGUMENT_SPEC = dict(
 
 
 class ConnectionError_(Exception):  # a distinct name: the builtin ConnectionError means something else
-    """The server could not be reached or refused the login."""
+    """The server could not be reached or refused the login; `code` is the MySQL error number, if any."""
+
+    def __init__(self, message, code=None):
+        super(ConnectionError_, self).__init__(message)
+        self.code = code
 
 
 def read_option_file(path):
@@ -101,7 +107,8 @@ def connect(params):
     try:
         return pymysql.connect(**kwargs)
     except pymysql.err.MySQLError as err:
-        raise ConnectionError_("cannot connect to MySQL at %s as %s: %s" % (where, kwargs["user"], err))
+        raise ConnectionError_("cannot connect to MySQL at %s as %s: %s" % (where, kwargs["user"], describe(err)),
+                               code=error_code(err))
 
 
 class Session:

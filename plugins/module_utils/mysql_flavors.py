@@ -18,6 +18,11 @@ FLAVORS = {
         "config_dir": "/etc/mysql/mysql.conf.d",
         "default_series": "8.4",
         "percona_release_repo": "ps-84-lts",
+        # Paths per OS family (ansible_facts.os_family). The roles install with apt: Debian and Ubuntu only.
+        "os_paths": {
+            "Debian": {"datadir": "/var/lib/mysql", "socket": "/run/mysqld/mysqld.sock", "tls_dir": "/etc/mysql/tls",
+                       "server_binary": "/usr/sbin/mysqld"},
+        },
         "galera": {
             "packages": ["percona-xtradb-cluster"],
             "service": "mysql",
@@ -37,6 +42,11 @@ FLAVORS = {
         "config_dir": "/etc/mysql/mysql.conf.d",
         "default_series": "9.7",
         "percona_release_repo": None,
+        # Paths per OS family (ansible_facts.os_family). The roles install with apt: Debian and Ubuntu only.
+        "os_paths": {
+            "Debian": {"datadir": "/var/lib/mysql", "socket": "/run/mysqld/mysqld.sock", "tls_dir": "/etc/mysql/tls",
+                       "server_binary": "/usr/sbin/mysqld"},
+        },
         "galera": None,                   # Oracle MySQL has no Galera; Group Replication instead
     },
     "mariadb": {
@@ -46,6 +56,10 @@ FLAVORS = {
         "config_dir": "/etc/mysql/mariadb.conf.d",
         "default_series": "11.8",
         "percona_release_repo": None,
+        "os_paths": {
+            "Debian": {"datadir": "/var/lib/mysql", "socket": "/run/mysqld/mysqld.sock", "tls_dir": "/etc/mysql/tls",
+                       "server_binary": "/usr/sbin/mariadbd"},
+        },
         "galera": {
             "packages": ["mariadb-server", "mariadb-client", "mariadb-backup", "galera-4", "socat", "rsync"],
             "service": "mariadb",
@@ -73,6 +87,18 @@ def flavor(name):
         raise FlavorError("unknown flavor %r: expected one of %s" % (name, ", ".join(sorted(FLAVORS))))
 
 
+def flavor_on(name, os_family):
+    """The flavor's row with the paths of `os_family` merged in; FlavorError for an OS the roles do not support."""
+    row = dict(flavor(name))
+    paths = row.get("os_paths", {})
+    if os_family not in paths:
+        raise FlavorError("flavor %s is not supported on OS family %r: the roles support %s (apt-based hosts)"
+                          % (name, os_family, ", ".join(sorted(paths)) or "none"))
+    row.update(paths[os_family])
+    row["os_family"] = os_family
+    return row
+
+
 def parse_version(text):
     """'8.4.3-3', '9.7.4', '11.8.2-MariaDB-1' -> (8, 4, 3)."""
     parts = []
@@ -96,12 +122,13 @@ def replication_terms(flavor_name, version):
         return {"change": "CHANGE REPLICATION SOURCE TO", "host": "SOURCE_HOST", "port": "SOURCE_PORT",
                 "user": "SOURCE_USER", "password": "SOURCE_PASSWORD", "auto_position": "SOURCE_AUTO_POSITION = 1",
                 "ssl": "SOURCE_SSL", "ssl_ca": "SOURCE_SSL_CA", "public_key": "GET_SOURCE_PUBLIC_KEY = 1",
+                "verify_cert": "SOURCE_SSL_VERIFY_SERVER_CERT",
                 "start": "START REPLICA", "stop": "STOP REPLICA", "reset": "RESET REPLICA ALL",
                 "status": "SHOW REPLICA STATUS", "retry": "SOURCE_CONNECT_RETRY"}
     if family == "mysql":
         return {"change": "CHANGE MASTER TO", "host": "MASTER_HOST", "port": "MASTER_PORT",
                 "user": "MASTER_USER", "password": "MASTER_PASSWORD", "auto_position": "MASTER_AUTO_POSITION = 1",
-                "ssl": "MASTER_SSL", "ssl_ca": "MASTER_SSL_CA",
+                "ssl": "MASTER_SSL", "ssl_ca": "MASTER_SSL_CA", "verify_cert": "MASTER_SSL_VERIFY_SERVER_CERT",
                 "public_key": "GET_MASTER_PUBLIC_KEY = 1" if ver >= (8, 0, 0) else None,
                 "start": "START SLAVE", "stop": "STOP SLAVE", "reset": "RESET SLAVE ALL",
                 "status": "SHOW SLAVE STATUS", "retry": "MASTER_CONNECT_RETRY"}
@@ -109,6 +136,7 @@ def replication_terms(flavor_name, version):
     return {"change": "CHANGE MASTER TO", "host": "MASTER_HOST", "port": "MASTER_PORT",
             "user": "MASTER_USER", "password": "MASTER_PASSWORD", "auto_position": "MASTER_USE_GTID = slave_pos",
             "ssl": "MASTER_SSL", "ssl_ca": "MASTER_SSL_CA", "public_key": None,
+            "verify_cert": "MASTER_SSL_VERIFY_SERVER_CERT",
             "start": "START SLAVE" if ver < (10, 5, 1) else "START REPLICA",
             "stop": "STOP SLAVE" if ver < (10, 5, 1) else "STOP REPLICA",
             "reset": "RESET SLAVE ALL" if ver < (10, 5, 1) else "RESET REPLICA ALL",

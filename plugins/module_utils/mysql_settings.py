@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import difflib
 import re
 
 _NAME = re.compile(r"^(loose[-_])?[a-z][a-z0-9_-]*$")
@@ -135,3 +136,55 @@ def plan(settings, previous, running):
 
 def settings_has_variable(settings, option):
     return any(variable_name(o) == variable_name(option) for o in settings)
+
+
+# Options whose names the server binary lists: `mysqld --verbose --help` (MySQL, Percona Server) and
+# `mariadbd --verbose --help` (MariaDB) both print every option with a long name, then a table of
+# "Variables (--variable-name=value)". Both parts are read; either alone is enough.
+_HELP_OPTION = re.compile(r"^\s{1,4}(?:-[A-Za-z?#], )?--([a-z0-9][a-z0-9_-]*)")
+_HELP_TABLE_START = re.compile(r"^-{5,}\s+-{3,}\s*$")
+_BOOLEAN_PREFIXES = ("skip_", "disable_", "enable_")
+
+
+def parse_help_options(text):
+    """The set of option names (underscored) a server binary's `--verbose --help` output lists."""
+    names, in_table = set(), False
+    for line in text.splitlines():
+        if _HELP_TABLE_START.match(line):
+            in_table = True
+            continue
+        if in_table:
+            if not line.strip():
+                in_table = False
+                continue
+            names.add(line.split()[0].replace("-", "_").lower())
+            continue
+        match = _HELP_OPTION.match(line)
+        if match:
+            names.add(match.group(1).replace("-", "_").lower())
+    return names
+
+
+def unknown_options(options, known):
+    """Option names (as written) the server would refuse at startup: not listed by the binary, not loose-.
+
+    `skip-`, `disable-` and `enable-` before a listed option are accepted (the server's boolean prefixes).
+    Abbreviations of option names are refused: MySQL deprecates them, and a typo is more likely.
+    """
+    unknown = []
+    for option in options:
+        lowered = option.strip().lower().replace("-", "_")
+        if lowered.startswith("loose_"):
+            continue
+        if lowered in known:
+            continue
+        if any(lowered.startswith(p) and lowered[len(p):] in known for p in _BOOLEAN_PREFIXES):
+            continue
+        unknown.append(option)
+    return sorted(unknown)
+
+
+def closest(name, known):
+    """A listed option name that looks like `name` (for "did you mean"), or None."""
+    matches = difflib.get_close_matches(name.strip().lower().replace("-", "_"), sorted(known), n=1, cutoff=0.8)
+    return matches[0] if matches else None

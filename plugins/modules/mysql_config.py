@@ -17,7 +17,11 @@ description:
     them across restarts. Static settings never change a running server; when one changed (compared with the
     file this module wrote before, or with the running server the first time) the module returns
     C(restart_required) and a reason per setting, and the caller restarts.
-  - Runs on the database host and connects through the Unix socket as root by default.
+  - Runs on the database host and connects through the Unix socket as root by default. A server that does not
+    answer (not started) gets the file only; a server that answers and refuses the login (access denied) is a
+    failure, never taken for a stopped server.
+  - The file is written atomically (a temporary file in the same directory, renamed over the old one) with
+    I(owner), I(group) and I(mode).
 options:
   path:
     description: Option file to write, for example C(/etc/mysql/mysql.conf.d/zz-dbops.cnf).
@@ -43,9 +47,26 @@ options:
     type: bool
     default: true
   mode:
-    description: File mode of the option file.
+    description: File mode of the option file, in octal (for example C("0644")); anything else is refused.
     type: str
     default: "0644"
+  owner:
+    description: Owner of the option file.
+    type: str
+    default: root
+  group:
+    description: Group of the option file.
+    type: str
+    default: root
+  server_binary:
+    description:
+      - The server binary (C(/usr/sbin/mysqld), C(/usr/sbin/mariadbd)). When given, every option name is checked
+        against the names the binary lists with C(--verbose --help) before the file is written, and an unknown
+        one is refused (with the closest known name), because the server would refuse to start with it.
+      - Names with the C(loose-) prefix are not checked (the server ignores those it does not know).
+      - When the binary does not exist, the check fails; in check mode it is skipped with a warning (the
+        package may be installed by an earlier task of the same run).
+    type: path
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
 attributes:
@@ -102,6 +123,10 @@ server_running:
   description: Whether the server answered; when it did not, only the file was written.
   returned: always
   type: bool
+options_checked_against:
+  description: The server binary whose option list the names were checked against, or null when not checked.
+  returned: always
+  type: str
 file_changed:
   description: Whether the option file changed.
   returned: always
@@ -124,11 +149,16 @@ unchecked:
 """
 
 import os
+import re
+import tempfile
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.dbops.clusters.plugins.module_utils import mysql_settings
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_errors, mysql_server_options, mysql_settings
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
-    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect)
+    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect, pymysql)
+
+
+OCTAL_MODE = re.compile(r"^0?[0-7]{3,4}$")
 
 
 def read_text(path):
@@ -136,6 +166,39 @@ def read_text(path):
         return None
     with open(path) as handle:
         return handle.read()
+
+
+def check_option_names(module, settings):
+    """Refuse option names the server binary does not list, before anything is written. Returns the binary or None."""
+    binary = module.params["server_binary"]
+    if not binary:
+        return None
+    known = mysql_server_options.known_options(module, binary)
+    if known is None:
+        if module.check_mode:
+            module.warn("%s does not exist yet: option names not checked in check mode" % binary)
+            return None
+        module.fail_json(msg="server_binary %s does not exist: cannot check the option names" % binary)
+    message = mysql_server_options.refusal("settings", settings, known, binary)
+    if message:
+        module.fail_json(msg=message, unknown_options=mysql_settings.unknown_options(settings, known))
+    return binary
+
+
+def write_atomically(module, path, text):
+    """Write `text` to a temporary file beside `path` and rename it over `path` (readers never see half a file)."""
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        module.fail_json(msg="%s does not exist: is the server package installed?" % directory)
+    handle, tmp = tempfile.mkstemp(prefix=".dbops-", dir=directory)
+    try:
+        with os.fdopen(handle, "w") as stream:
+            stream.write(text)
+        os.chmod(tmp, int(module.params["mode"], 8))
+        module.atomic_move(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def main():
@@ -147,11 +210,16 @@ def main():
         section=dict(type="str", default="mysqld"),
         apply_online=dict(type="bool", default=True),
         mode=dict(type="str", default="0644"),
+        owner=dict(type="str", default="root"),
+        group=dict(type="str", default="root"),
+        server_binary=dict(type="path"),
     )
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
+    if not OCTAL_MODE.match(module.params["mode"]):
+        module.fail_json(msg="mode %r is not an octal file mode such as '0644'" % (module.params["mode"],))
 
     settings = {}
     for option, setting in module.params["settings"].items():
@@ -162,6 +230,7 @@ def main():
         if not isinstance(setting, dict) or "value" not in setting:
             module.fail_json(msg="settings.%s must be a dict with at least 'value'" % option)
         settings[option] = setting
+    checked_against = check_option_names(module, settings)
 
     path, section = module.params["path"], module.params["section"]
     before = read_text(path)
@@ -172,29 +241,31 @@ def main():
     try:
         session = Session(connect(module.params), check_mode=module.check_mode)
         running = session.variables(sorted(set(mysql_settings.variable_name(o) for o in settings)))
-    except ConnectionError_:
+    except ConnectionError_ as err:
+        # Only a server that did not answer is "not running"; one that refused us must not be configured blind.
+        if not mysql_errors.is_unreachable(err):
+            module.fail_json(msg="%s. The server runs but refused the login, so its settings cannot be compared "
+                                 "or applied: nothing was written." % err)
         session = None
 
     online, restart_reasons, drift, unchecked = mysql_settings.plan(settings, previous, running)
 
     file_changed = before != after
     if file_changed and not module.check_mode:
-        directory = os.path.dirname(path)
-        if not os.path.isdir(directory):
-            module.fail_json(msg="%s does not exist: is the server package installed?" % directory)
-        tmp = path + ".dbops-tmp"
-        with open(tmp, "w") as handle:
-            handle.write(after)
-        os.chmod(tmp, int(module.params["mode"], 8))
-        os.rename(tmp, path)
+        write_atomically(module, path, after)
+    file_args = module.load_file_common_arguments(dict(path=path, mode=module.params["mode"],
+                                                       owner=module.params["owner"], group=module.params["group"]))
+    attributes_changed = False
+    if os.path.exists(path):
+        attributes_changed = module.set_fs_attributes_if_different(file_args, False)
 
     applied, adjusted = {}, []
     if session is not None and module.params["apply_online"]:
         for option, variable, was, wanted in online:
             try:
                 session.execute("SET GLOBAL %s = %%s" % variable, (mysql_settings.sql_value(wanted),))
-            except Exception as err:  # pylint: disable=broad-except  # the server's refusal is the message
-                module.fail_json(msg="SET GLOBAL %s = %s failed: %s" % (variable, wanted, err),
+            except pymysql.err.MySQLError as err:  # the server's refusal, by number, is the message
+                module.fail_json(msg="SET GLOBAL %s = %s failed: %s" % (variable, wanted, mysql_errors.describe(err)),
                                  queries=session.queries)
             if module.check_mode:
                 applied[option] = {"before": was, "after": str(wanted)}
@@ -209,13 +280,14 @@ def main():
         session.close()
 
     module.exit_json(
-        changed=file_changed or bool(applied),
+        changed=file_changed or attributes_changed or bool(applied),
         file_changed=file_changed,
         restart_required=bool(restart_reasons),
         restart_reasons=restart_reasons,
         applied_online=applied,
         queries=queries,
         server_running=running is not None,
+        options_checked_against=checked_against,
         unchecked=unchecked,
         drift=drift,
         warnings_seen=adjusted,

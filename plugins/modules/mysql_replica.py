@@ -18,6 +18,8 @@ description:
     C(CHANGE MASTER TO) on older servers and on MariaDB (with C(MASTER_USE_GTID=slave_pos)).
   - Waits until both replication threads run and returns what C(SHOW REPLICA STATUS) said; fails with the
     server's last I/O or SQL error when replication does not start.
+  - A statement the server refuses fails the task with the statement (placeholders only), the error name and
+    number, and the statements run before it.
 options:
   source_host:
     description: Address of the source. Required with I(state=running).
@@ -48,6 +50,14 @@ options:
   ssl_ca:
     description: CA file the replica verifies the source's certificate with (implies I(ssl)).
     type: path
+  ssl_verify_server_cert:
+    description:
+      - With TLS, check that the source's certificate names I(source_host) (C(SOURCE_SSL_VERIFY_SERVER_CERT)),
+        so a replica cannot be pointed at an impostor holding any certificate of the same CA. The source's
+        certificate must carry I(source_host) as a subject alternative name.
+      - Ignored without I(ssl) or I(ssl_ca).
+    type: bool
+    default: true
   get_source_public_key:
     description:
       - Ask the source for its RSA key, which caching_sha2_password needs without TLS. Ignored on MariaDB.
@@ -113,13 +123,14 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
-    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect)
+    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect, pymysql)
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe, error_code
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms
 
 STATUS_FIELDS = ("Source_Host", "Master_Host", "Source_Port", "Master_Port", "Source_User", "Master_User",
                  "Replica_IO_Running", "Slave_IO_Running", "Replica_SQL_Running", "Slave_SQL_Running",
                  "Auto_Position", "Using_Gtid", "Source_SSL_Allowed", "Master_SSL_Allowed", "Source_SSL_CA_File",
-                 "Master_SSL_CA_File", "Connect_Retry", "Last_IO_Error", "Last_SQL_Error",
+                 "Master_SSL_CA_File", "Source_SSL_Verify_Server_Cert", "Master_SSL_Verify_Server_Cert", "Connect_Retry", "Last_IO_Error", "Last_SQL_Error",
                  "Seconds_Behind_Source", "Seconds_Behind_Master", "Retrieved_Gtid_Set", "Executed_Gtid_Set",
                  "Gtid_IO_Pos")
 
@@ -154,6 +165,9 @@ def configured_differs(status, params, mariadb):
         wanted["ssl"] = (field(status, "Source_SSL_Allowed", "Master_SSL_Allowed"), "Yes")
     if params["ssl_ca"]:
         wanted["ssl_ca"] = (field(status, "Source_SSL_CA_File", "Master_SSL_CA_File"), params["ssl_ca"])
+    if (params["ssl"] or params["ssl_ca"]) and params["ssl_verify_server_cert"]:
+        wanted["ssl_verify_server_cert"] = (
+            field(status, "Source_SSL_Verify_Server_Cert", "Master_SSL_Verify_Server_Cert"), "Yes")
     return ["%s is %s, wanted %s" % (key, have, want) for key, (have, want) in sorted(wanted.items()) if have != want]
 
 
@@ -167,6 +181,8 @@ def change_statement(terms, params, mariadb):
         if params["ssl_ca"]:
             parts.append("%s = %%s" % terms["ssl_ca"])
             args.append(params["ssl_ca"])
+        if params["ssl_verify_server_cert"]:
+            parts.append("%s = 1" % terms["verify_cert"])
     elif params["get_source_public_key"] and terms["public_key"] and not mariadb:
         parts.append(terms["public_key"])
     return "%s %s" % (terms["change"], ", ".join(parts)), args
@@ -177,31 +193,8 @@ def running(status):
             and field(status, "Replica_SQL_Running", "Slave_SQL_Running") == "Yes")
 
 
-def main():
-    argument_spec = dict(
-        source_host=dict(type="str"),
-        source_port=dict(type="int", default=3306),
-        source_user=dict(type="str"),
-        source_password=dict(type="str", no_log=True),
-        password_update=dict(type="str", choices=["on_change", "always"], default="on_change", no_log=False),
-        ssl=dict(type="bool", default=False),
-        ssl_ca=dict(type="path"),
-        get_source_public_key=dict(type="bool", default=True),
-        connect_retry=dict(type="int", default=10),
-        state=dict(type="str", choices=["running", "stopped", "absent"], default="running"),
-        wait_timeout=dict(type="int", default=60),
-    )
-    argument_spec.update(LOGIN_ARGUMENT_SPEC)
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
-                           required_if=[("state", "running", ("source_host", "source_user", "source_password"))])
-    if not HAS_PYMYSQL:
-        module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
-    params = module.params
-    try:
-        session = Session(connect(params), check_mode=module.check_mode)
-    except ConnectionError_ as err:
-        module.fail_json(msg=str(err))
-
+def decide_and_apply(session, params):
+    """Compare, decide and run the statements; returns (decision, reason, terms, status before)."""
     version = session.value("SELECT VERSION()")
     mariadb = "mariadb" in version.lower()
     terms = replication_terms("mariadb" if mariadb else "mysql", version)
@@ -234,6 +227,42 @@ def main():
         else:
             decision = "none"
             reason = "replicating from %s:%s as requested" % (params["source_host"], params["source_port"])
+
+    return decision, reason, terms, status
+
+
+def main():
+    argument_spec = dict(
+        source_host=dict(type="str"),
+        source_port=dict(type="int", default=3306),
+        source_user=dict(type="str"),
+        source_password=dict(type="str", no_log=True),
+        password_update=dict(type="str", choices=["on_change", "always"], default="on_change", no_log=False),
+        ssl=dict(type="bool", default=False),
+        ssl_ca=dict(type="path"),
+        ssl_verify_server_cert=dict(type="bool", default=True),
+        get_source_public_key=dict(type="bool", default=True),
+        connect_retry=dict(type="int", default=10),
+        state=dict(type="str", choices=["running", "stopped", "absent"], default="running"),
+        wait_timeout=dict(type="int", default=60),
+    )
+    argument_spec.update(LOGIN_ARGUMENT_SPEC)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           required_if=[("state", "running", ("source_host", "source_user", "source_password"))])
+    if not HAS_PYMYSQL:
+        module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
+    params = module.params
+    try:
+        session = Session(connect(params), check_mode=module.check_mode)
+    except ConnectionError_ as err:
+        module.fail_json(msg=str(err))
+
+    try:
+        decision, reason, terms, status = decide_and_apply(session, params)
+    except pymysql.err.MySQLError as err:
+        failed = session.queries[-1] if session.queries else "reading the replica's state"
+        module.fail_json(msg="%s failed: %s" % (failed, describe(err)), error_code=error_code(err),
+                         queries=session.queries)
 
     if params["state"] == "running" and decision != "none" and not module.check_mode and params["wait_timeout"]:
         deadline = time.time() + params["wait_timeout"]

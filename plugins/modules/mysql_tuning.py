@@ -21,6 +21,7 @@ description:
   - Emits only variables that exist on the given flavor and version, and says for each whether it can be
     changed at runtime (C(dynamic)) or needs a restart.
   - Computes only; never connects to a server or changes the host, so the result is the same in check mode.
+    With I(server_binary) it runs that binary with C(--verbose --help) to read its option names.
 options:
   memory_mb:
     description: Memory in MiB the server may use (for example C(memory_mb) from M(dbops.clusters.host_resources)).
@@ -80,6 +81,13 @@ options:
         and version are refused.
     type: dict
     default: {}
+  server_binary:
+    description:
+      - The installed server binary (C(/usr/sbin/mysqld), C(/usr/sbin/mariadbd)). When it exists, every override
+        name is checked against the options the binary lists with C(--verbose --help) (C(loose-) names are not),
+        so a typo is refused before anything is written. When it does not exist (first install), only the
+        names the engine knows are checked here; M(dbops.clusters.mysql_config) checks again before writing.
+    type: path
 attributes:
   check_mode:
     support: full
@@ -165,6 +173,7 @@ variable:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_server_options
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_tuning import (
     TuningInputError,
     recommend,
@@ -189,10 +198,17 @@ def main():
             version=dict(type="str"),
             durability=dict(type="str", choices=["durable", "relaxed", "ephemeral"], default="durable"),
             overrides=dict(type="dict", default={}),
+            server_binary=dict(type="path"),
         ),
         supports_check_mode=True,
     )
     facts = dict((name, module.params[name]) for name in FACTS)
+    known = mysql_server_options.known_options(module, module.params["server_binary"])
+    if known is not None:
+        message = mysql_server_options.refusal("overrides", module.params["overrides"], known,
+                                               module.params["server_binary"])
+        if message:
+            module.fail_json(msg=message, variable="overrides")
     try:
         result = recommend(facts, module.params["overrides"])
     except TuningInputError as err:

@@ -2,6 +2,7 @@
 
 Runs ansible-playbook against hosts that are never contacted: the checks under test run on the controller
 (set_fact/assert) before the first task that would reach a host."""
+import json
 import os
 import subprocess
 import sys
@@ -50,3 +51,79 @@ def test_unknown_flavor_is_refused_naming_the_known_ones(tmp_path):
                       {"pxc_galera_flavor": "oracle"})
     assert result.returncode != 0
     assert "unknown flavor 'oracle': expected one of mariadb, mysql, percona" in result.stdout, result.stdout[-2000:]
+
+
+# ------------------------------------------------------------------------------------------- percona_server
+
+
+def run_validate(tmp_path, inventory, variables=None, limit=None):
+    """percona_server's validate.yml against a YAML inventory whose hosts are never contacted."""
+    inventory_file = tmp_path / "inventory.yml"
+    inventory_file.write_text(inventory)
+    play = tmp_path / "play.yml"
+    play.write_text(
+        "- hosts: all\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.include_role:\n        name: dbops.clusters.percona_server\n"
+        "        tasks_from: validate.yml\n")
+    extra = tmp_path / "vars.json"
+    extra.write_text(json.dumps(variables or {}))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory_file),
+               "-c", "local", "-e", "@%s" % extra, str(play)]
+    if limit:
+        command += ["--limit", limit]
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+REPLICATION = """
+all:
+  vars: {percona_server_replication_password: "r'e\\\\p l\\"pw", percona_server_flavor: mysql}
+  hosts:
+    src: {percona_server_address: 10.0.1.1}
+    rep1: {percona_server_address: 10.0.1.2, percona_server_source: src}
+    rep2: {percona_server_address: 10.0.1.3, percona_server_source: src}
+"""
+
+
+def test_percona_server_accepts_a_good_topology_and_odd_passwords(tmp_path):
+    users = [{"name": "app", "host": "10.0.%", "password": "q'uo\"te \\ back slash",
+              "privileges": {"app.*": "ALL", "*.*": "PROCESS"}}]
+    result = run_validate(tmp_path, REPLICATION, {"percona_server_users": users, "percona_server_databases":
+                                                  [{"name": "app"}]})
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_percona_server_refuses_bad_values_naming_each_variable(tmp_path):
+    users = [{"name": "app", "password": "not-in-the-message", "privileges": {"app.*": "SELECT,INSRET"}}]
+    result = run_validate(tmp_path, REPLICATION, {"percona_server_port": 70000, "percona_server_users": users,
+                                                  "percona_server_overrides": {"innodb_io_capacity": -100}})
+    assert result.returncode != 0
+    for expected in ("percona_server_port=70000: must be from 1 to 65535",
+                     "INSRET on app.*: no such privilege",
+                     "percona_server_overrides.innodb_io_capacity=-100: negative values are refused"):
+        assert expected in result.stdout, result.stdout[-3000:]
+    assert "not-in-the-message" not in result.stdout
+
+
+def test_percona_server_refuses_a_source_outside_the_inventory(tmp_path):
+    inventory = REPLICATION.replace("percona_server_source: src}", "percona_server_source: srcc}", 1)
+    result = run_validate(tmp_path, inventory)
+    assert result.returncode != 0
+    assert "percona_server_source=srcc: not a host of the inventory" in result.stdout, result.stdout[-3000:]
+
+
+def test_percona_server_refuses_duplicate_server_ids_even_under_limit(tmp_path):
+    inventory = REPLICATION.replace("{percona_server_address: 10.0.1.3,",
+                                    "{percona_server_address: 10.0.1.3, percona_server_server_id: 258,")
+    result = run_validate(tmp_path, inventory, limit="rep2")
+    assert result.returncode != 0
+    assert "rep1, rep2 share server_id 258" in result.stdout, result.stdout[-3000:]
+
+
+def test_percona_server_refuses_a_replica_of_itself(tmp_path):
+    inventory = REPLICATION.replace("rep2: {percona_server_address: 10.0.1.3, percona_server_source: src}",
+                                    "rep2: {percona_server_address: 10.0.1.3, percona_server_source: rep2}")
+    result = run_validate(tmp_path, inventory)
+    assert result.returncode != 0
+    assert "percona_server_source=rep2: a server cannot replicate from itself" in result.stdout, result.stdout[-3000:]

@@ -20,6 +20,14 @@ def test_replica_runs_with_gtid_auto_position(lab_hosts, lab_ips, replica):
     assert status["Auto_Position"] == "1"
 
 
+@pytest.mark.parametrize("replica", ["rep1", "rep2"])
+def test_replica_verifies_the_source_certificate(lab_hosts, replica):
+    status = replica_status(lab_hosts[replica])
+    assert status["Source_SSL_Allowed"] == "Yes"
+    assert status["Source_SSL_Verify_Server_Cert"] == "Yes"
+    assert status["Source_SSL_CA_File"].endswith("/ca.pem")
+
+
 def test_row_written_on_source_is_read_on_both_replicas(lab_hosts, sql):
     marker = uuid.uuid4().hex
     sql(lab_hosts["src"], "CREATE DATABASE IF NOT EXISTS verify; "

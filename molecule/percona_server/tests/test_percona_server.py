@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_settings import normalize, variable_name
 
-APP_PASSWORD = "molecule-app-secret"     # the scenario's test account (molecule.yml)
+APP_PASSWORD = "molecule 'app' \\ \"secret\""     # the scenario's test account (molecule.yml): quotes, backslash, spaces
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,10 @@ def test_no_anonymous_or_remote_root_login(lab_ips, user):
 
 
 def test_baseline(ps1, sql):
+    # prepare.yml seeded ''@localhost, ''@'%', root@'%', the test schema and anonymous grants on test and test_%
     assert sql(ps1, "SELECT COUNT(*) FROM mysql.user WHERE user = ''") == [["0"]]
+    assert sql(ps1, "SELECT COUNT(*) FROM mysql.db WHERE user = '' OR db IN ('test', 'test\\\\_%')") == [["0"]]
+    assert sql(ps1, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'test'") == [["0"]]
     assert sql(ps1, "SELECT COUNT(*) FROM mysql.user WHERE user = 'root' "
                     "AND host NOT IN ('localhost', '127.0.0.1', '::1')") == [["0"]]
     assert sql(ps1, "SELECT plugin FROM mysql.user WHERE user = 'root' AND host = 'localhost'") == [["auth_socket"]]

@@ -1,0 +1,237 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Checks of the MySQL roles' inputs, run on the controller before the first change.
+
+Each check returns sentences that name the variable and the value at fault (never a password), so a role can
+refuse bad input in one visible message before it installs, writes or restarts anything. Pure functions, unit
+tested in tests/unit/test_mysql_inputs.py.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_privileges import (
+    DATABASE_LEVEL, MARIADB_ALIASES, MYSQL_STATIC_GLOBAL, PrivilegeError, key_kind, parse_priv_key,
+    parse_priv_list, validate_account, validate_identifier)
+
+MAX_SERVER_ID = 4294967295
+# User-name length: 32 characters on MySQL 5.7.8+ and Percona Server, 80 on MariaDB 10.6+.
+MAX_USER_LENGTH = {"mysql": 32, "mariadb": 80}
+
+# Dynamic global privileges of MySQL 8.0-9.x and Percona Server (MySQL manual, "Privileges Provided by MySQL",
+# plus Percona's and the enterprise plugins' ones a user may grant for a plugin installed later).
+MYSQL_DYNAMIC = frozenset([
+    "ALLOW_NONEXISTENT_DEFINER", "APPLICATION_PASSWORD_ADMIN", "AUDIT_ABORT_EXEMPT", "AUDIT_ADMIN",
+    "AUTHENTICATION_POLICY_ADMIN", "BACKUP_ADMIN", "BINLOG_ADMIN", "BINLOG_ENCRYPTION_ADMIN", "CLONE_ADMIN",
+    "CONNECTION_ADMIN", "ENCRYPTION_KEY_ADMIN", "FIREWALL_ADMIN", "FIREWALL_EXEMPT", "FIREWALL_USER",
+    "FLUSH_OPTIMIZER_COSTS", "FLUSH_PRIVILEGES", "FLUSH_STATUS", "FLUSH_TABLES", "FLUSH_USER_RESOURCES",
+    "GROUP_REPLICATION_ADMIN", "GROUP_REPLICATION_STREAM", "INNODB_REDO_LOG_ARCHIVE", "INNODB_REDO_LOG_ENABLE",
+    "MASKING_DICTIONARIES_ADMIN", "NDB_STORED_USER", "OPTIMIZE_LOCAL_TABLE", "PASSWORDLESS_USER_ADMIN",
+    "PERSIST_RO_VARIABLES_ADMIN", "REPLICATION_APPLIER", "REPLICATION_SLAVE_ADMIN", "RESOURCE_GROUP_ADMIN",
+    "RESOURCE_GROUP_USER", "ROLE_ADMIN", "SENSITIVE_VARIABLES_OBSERVER", "SERVICE_CONNECTION_ADMIN",
+    "SESSION_VARIABLES_ADMIN", "SET_ANY_DEFINER", "SET_USER_ID", "SHOW_ROUTINE", "SKIP_QUERY_REWRITE",
+    "SYSTEM_USER", "SYSTEM_VARIABLES_ADMIN", "TABLE_ENCRYPTION_ADMIN", "TELEMETRY_LOG_ADMIN",
+    "TP_CONNECTION_ADMIN", "TRANSACTION_GTID_TAG", "VERSION_TOKEN_ADMIN", "XA_RECOVER_ADMIN",
+    "BACKUP_LOCK_ADMIN", "BINLOG_COMPRESSION_ADMIN"])
+# MariaDB 10.5+ privileges beyond MySQL's static ones (MariaDB KB, "GRANT").
+MARIADB_EXTRA = frozenset([
+    "BINLOG ADMIN", "BINLOG MONITOR", "BINLOG REPLAY", "CONNECTION ADMIN", "DELETE HISTORY", "FEDERATED ADMIN",
+    "READ_ONLY ADMIN", "REPLICATION MASTER ADMIN", "REPLICATION SLAVE ADMIN", "SET USER", "SLAVE MONITOR",
+    "SHOW CREATE ROUTINE"] + list(MARIADB_ALIASES))
+
+
+def known_privileges(family):
+    """Privilege names (upper case, single spaces) a server of `family` accepts at the global level."""
+    if family == "mariadb":
+        return (MYSQL_STATIC_GLOBAL - {"CREATE ROLE", "DROP ROLE"}) | MARIADB_EXTRA
+    return MYSQL_STATIC_GLOBAL | MYSQL_DYNAMIC
+
+
+def privilege_errors(variable, privileges, family):
+    """Sentences naming each privilege or level in `privileges` ({'db.table': 'PRIV,PRIV'}) that cannot work."""
+    errors = []
+    if privileges is None:
+        return errors
+    if not isinstance(privileges, dict):
+        return ["%s: privileges must be a dict of 'db.table': 'PRIV,PRIV', got %r" % (variable, privileges)]
+    known = known_privileges(family)
+    for key, text in privileges.items():
+        try:
+            level_key = parse_priv_key(key)
+            level = parse_priv_list(text)
+        except PrivilegeError as err:
+            errors.append("%s: %s" % (variable, err))
+            continue
+        unknown = sorted(name for name in level.privs if name not in known)
+        if unknown:
+            errors.append("%s: %s on %s: no such privilege on %s" % (
+                variable, ", ".join(unknown), key, "MariaDB" if family == "mariadb" else "MySQL/Percona Server"))
+            continue
+        if key_kind(level_key) != "global":
+            misplaced = sorted(name for name in level.privs if name not in DATABASE_LEVEL)
+            if misplaced:
+                errors.append("%s: %s on %s: global privileges can only be granted on '*.*'"
+                              % (variable, ", ".join(misplaced), key))
+    return errors
+
+
+def int_errors(variable, value, low, high):
+    """A sentence when `value` is not a whole number within low..high, else []."""
+    if isinstance(value, bool) or not re.match(r"^-?\d+$", str(value).strip()):
+        return ["%s=%r: must be a whole number from %d to %d" % (variable, value, low, high)]
+    number = int(str(value).strip())
+    if not low <= number <= high:
+        return ["%s=%d: must be from %d to %d" % (variable, number, low, high)]
+    return []
+
+
+def schema_errors(variable, name):
+    """MySQL schema names: at most 64 characters; the roles accept letters, digits, _ $ - (no quoting games)."""
+    try:
+        validate_identifier(name, "schema")
+    except PrivilegeError as err:
+        return ["%s: %s" % (variable, err)]
+    return []
+
+
+def account_errors(variable, name, host, family):
+    errors = []
+    try:
+        validate_account(name, host)
+    except PrivilegeError as err:
+        return ["%s: %s" % (variable, err)]
+    limit = MAX_USER_LENGTH.get(family, 32)
+    if len(name) > limit:
+        errors.append("%s: user name %r is longer than %d characters, the limit of this flavor"
+                      % (variable, name, limit))
+    return errors
+
+
+def server_id_for(address, explicit=0):
+    """The server_id a host gets: the explicit one when > 0, else 256 * third octet + fourth octet of its IPv4."""
+    if explicit and int(explicit) > 0:
+        return int(explicit)
+    octets = str(address).split(".")
+    if len(octets) != 4 or not all(part.isdigit() for part in octets):
+        raise ValueError("cannot derive a server_id from %r: set percona_server_server_id" % (address,))
+    server_id = int(octets[2]) * 256 + int(octets[3])
+    if server_id == 0:
+        raise ValueError("address %s derives server_id 0, which MySQL refuses for replication: "
+                         "set percona_server_server_id" % address)
+    return server_id
+
+
+def topology_errors(me, hosts):
+    """Sentences about this host's replication topology, from the inventory.
+
+    me: this host's inventory name; hosts: {inventory name: {"source": name or "", "server_id": int or None}}
+    for every inventory host (server_id None when it cannot be known on the controller). Checks that the
+    source is another inventory host, that following sources never loops back, and that no two servers of
+    this host's replication topology (source, replicas, their replicas) share a server_id.
+    """
+    errors = []
+    source = (hosts.get(me) or {}).get("source") or ""
+    if source:
+        if source == me:
+            errors.append("percona_server_source=%s: a server cannot replicate from itself" % source)
+        elif source not in hosts:
+            errors.append("percona_server_source=%s: not a host of the inventory (the source must be an inventory "
+                          "host, so its address and server_id are known)" % source)
+        else:
+            seen, current = [me], source
+            while current and current in hosts:
+                if current in seen:
+                    errors.append("percona_server_source=%s: the chain %s loops back"
+                                  % (source, " -> ".join(seen + [current])))
+                    break
+                seen.append(current)
+                current = hosts[current].get("source") or ""
+    # The topology: hosts linked to this one by source relationships, in either direction.
+    members, frontier = set([me]), [me]
+    while frontier:
+        name = frontier.pop()
+        linked = [hosts[name].get("source")] if name in hosts else []
+        linked += [other for other, info in hosts.items() if info.get("source") == name]
+        for other in linked:
+            if other and other in hosts and other not in members:
+                members.add(other)
+                frontier.append(other)
+    by_id = {}
+    for name in sorted(members):
+        server_id = hosts[name].get("server_id")
+        if server_id is not None:
+            by_id.setdefault(server_id, []).append(name)
+    mine = hosts.get(me, {}).get("server_id")
+    if mine is not None and len(by_id.get(mine, [])) > 1:
+        errors.append("percona_server_server_id: %s share server_id %d in one replication topology; replicas "
+                      "skip each other's events: set percona_server_server_id per host"
+                      % (", ".join(by_id[mine]), mine))
+    return errors
+
+
+def override_errors(overrides):
+    """Overrides must be a dict of name: scalar; names and values are checked further by the tuning engine."""
+    if not isinstance(overrides, dict):
+        return ["percona_server_overrides must be a dict of setting: value, got %r" % (overrides,)]
+    errors = []
+    for name, value in overrides.items():
+        if value is None or isinstance(value, (dict, list)):
+            errors.append("percona_server_overrides.%s: must be a single value, got %r" % (name, value))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+            errors.append("percona_server_overrides.%s=%s: negative values are refused" % (name, value))
+        elif re.match(r"^\s*-\d", str(value)):
+            errors.append("percona_server_overrides.%s=%s: negative values are refused" % (name, value))
+    return errors
+
+
+def role_errors(inputs):
+    """Every refusal of percona_server's inputs (a dict of its variables without the percona_server_ prefix)."""
+    family = inputs.get("family", "mysql")
+    errors = []
+    errors += int_errors("percona_server_port", inputs.get("port"), 1, 65535)
+    errors += int_errors("percona_server_server_id", inputs.get("server_id"), 0, MAX_SERVER_ID)
+    # server_id 0 derives it from the address: that address must allow it.
+    if "address" in inputs and str(inputs.get("server_id", 0)).strip() == "0":
+        try:
+            server_id_for(inputs["address"], 0)
+        except ValueError as err:
+            errors.append("percona_server_address=%r: %s" % (inputs["address"], err))
+    errors += int_errors("percona_server_binlog_expire_seconds", inputs.get("binlog_expire_seconds"), 0, MAX_SERVER_ID)
+    errors += int_errors("percona_server_rto_minutes", inputs.get("rto_minutes"), 1, 1440)
+    errors += int_errors("percona_server_redo_mb_per_hour", inputs.get("redo_mb_per_hour"), 0, 10 ** 7)
+    errors += int_errors("percona_server_redo_sample_seconds", inputs.get("redo_sample_seconds"), 0, 3600)
+    if "restart_max_lag_seconds" in inputs:
+        errors += int_errors("percona_server_restart_max_lag_seconds", inputs["restart_max_lag_seconds"], 0, 86400)
+    if "restart_gate_timeout" in inputs:
+        errors += int_errors("percona_server_restart_gate_timeout", inputs["restart_gate_timeout"], 1, 86400)
+    errors += override_errors(inputs.get("overrides") or {})
+    for index, database in enumerate(inputs.get("databases") or []):
+        errors += schema_errors("percona_server_databases[%d].name" % index, (database or {}).get("name"))
+    for index, user in enumerate(inputs.get("users") or []):
+        user = user or {}
+        label = "percona_server_users[%d] (%s@%s)" % (index, user.get("name"), user.get("host", "%"))
+        errors += account_errors(label, user.get("name"), user.get("host", "%"), family)
+        errors += privilege_errors(label, user.get("privileges"), family)
+    replication_user = inputs.get("replication_user")
+    if replication_user is not None:
+        errors += account_errors("percona_server_replication_user", replication_user, "%", family)
+    return errors
+
+
+def restart_order(names, sources):
+    """`names` ordered for a rolling restart: replicas before their source, the deepest first, roots last.
+
+    sources: {inventory name: its source or ""} from the inventory. Ties keep the inventory order of `names`.
+    A loop (refused earlier by topology_errors) cannot hang this: depth stops at the number of hosts.
+    """
+    def depth(name):
+        hops, current = 0, name
+        while sources.get(current) and hops <= len(sources):
+            current = sources[current]
+            hops += 1
+        return hops
+    ranked = sorted(enumerate(names), key=lambda pair: (-depth(pair[1]), pair[0]))
+    return [name for dummy, name in ranked]

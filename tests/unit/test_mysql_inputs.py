@@ -1,0 +1,307 @@
+"""Input refusals of the MySQL roles and modules, the server's option list, error numbers, restart order."""
+import grp
+import json
+import os
+import pwd
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_errors as errors
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_inputs as inputs
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_settings as settings
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import ConnectionError_
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import FlavorError, flavor_on
+
+# An excerpt of `mysqld --no-defaults --verbose --help` of MySQL 9.7.4 (Debian sid), as the lab's server prints it.
+MYSQLD_HELP = """mysqld  Ver 9.7.4-2 for Linux on x86_64 ((Debian))
+BuildID[sha1]=cc8a18826385d7182761a4a8f41044748267244d
+Copyright (c) 2000, 2026, Oracle and/or its affiliates.
+
+Oracle is a registered trademark of Oracle Corporation and/or its
+affiliates. Other names may be trademarks of their respective
+owners.
+
+Starts the MySQL database server.
+
+Usage: mysqld [OPTIONS]
+
+...
+  --innodb-buffer-pool-size=#
+                      The size of the memory buffer InnoDB uses to cache data
+                      and indexes of its tables.
+  --innodb-change-buffer-max-size=#
+  --log-bin[=name]    Configures the name prefix to use for binary log files.
+                      If the --log-bin option is not supplied, the name prefix
+                      defaults to "binlog". If the --log-bin option is supplied
+  --log-bin-index=name
+                      File that holds the names for binary log files.
+  --log-bin-trust-function-creators
+  --max-connections=# The number of simultaneous clients allowed
+  --max-delayed-threads=#
+  --skip-name-resolve Don't resolve hostnames. All hostnames are IP's or
+                      'localhost'.
+  --skip-networking   Don't allow connection with TCP/IP
+  -u, --user=name     Run mysqld daemon as user.
+  --validate-config   Validate the server configuration specified by the user.
+                      (Defaults to on; use --skip-xa-detach-on-prepare to disable.)
+
+Variables (--variable-name=value)
+and boolean options {FALSE|TRUE}                             Value (after reading options)
+------------------------------------------------------------ -------------
+activate-all-roles-on-login                                  FALSE
+activate-mandatory-roles                                     TRUE
+admin-address                                                (No default value)
+admin-port                                                   33062
+admin-ssl-ca                                                 (No default value)
+admin-ssl-capath                                             (No default value)
+admin-ssl-cert                                               (No default value)
+admin-ssl-cipher                                             (No default value)
+gtid-mode                                                    ON
+innodb-buffer-pool-size                                      134217728
+log-bin                                                      binlog
+max-connections                                              151
+server-id                                                    1
+skip-name-resolve                                            FALSE
+table-open-cache-instances                                   16
+xa-detach-on-prepare                                         TRUE
+
+To see what values a running MySQL server is using, type
+'mysqladmin variables' instead of 'mysqld --verbose --help'.
+"""
+
+# An excerpt of `mariadbd --no-defaults --verbose --help` of MariaDB 11.8.6 (Debian trixie), the lab's.
+MARIADBD_HELP = """/usr/sbin/mariadbd  Ver 11.8.6-MariaDB-0+deb13u1 from Debian for debian-linux-gnu on x86_64
+Copyright (c) 2000, 2018, Oracle, MariaDB Corporation Ab and others.
+
+  --innodb-buffer-pool-size=#
+                      The size of the memory buffer InnoDB uses to cache data
+                      and indexes of its tables
+  --wsrep-provider=name
+                      Path to replication provider library
+  --wsrep-provider-options=name
+
+Variables (--variable-name=value)
+and boolean options {FALSE|TRUE}                             Value (after reading options)
+------------------------------------------------------------ -------------
+innodb-buffer-pool-size                                      134217728
+wsrep-provider                                               none
+wsrep-provider-options
+
+To see what variables a running server is using, type
+'SELECT * FROM INFORMATION_SCHEMA.GLOBAL_VARIABLES' instead of 'mariadbd --verbose --help'
+"""
+
+ME = pwd.getpwuid(os.getuid()).pw_name
+MY_GROUP = grp.getgrgid(os.getgid()).gr_name
+
+
+def known():
+    return settings.parse_help_options(MYSQLD_HELP)
+
+
+def test_help_lists_options_from_both_parts():
+    names = known()
+    assert {"innodb_buffer_pool_size", "log_bin", "skip_name_resolve", "max_connections", "user",
+            "table_open_cache_instances", "server_id", "gtid_mode", "admin_ssl_ca"} <= names
+    assert "variables" not in names and "and" not in names and "to" not in names
+    assert settings.parse_help_options(MARIADBD_HELP) == {"innodb_buffer_pool_size", "wsrep_provider",
+                                                          "wsrep_provider_options"}
+
+
+def test_unknown_options_refuses_typos_only():
+    wanted = ["innodb_buffer_pool_size", "innodb-buffer-pool-size", "skip-name-resolve", "log_bin",
+              "skip_log_bin", "loose-group_replication_group_name", "innodb_bufer_pool_size", "max_conections"]
+    assert settings.unknown_options(wanted, known()) == ["innodb_bufer_pool_size", "max_conections"]
+    assert settings.closest("innodb_bufer_pool_size", known()) == "innodb_buffer_pool_size"
+    assert settings.closest("zzz", known()) is None
+
+
+@pytest.mark.parametrize("code, unreachable, denied", [
+    (1045, False, True), (1044, False, True), (1698, False, True), (2003, True, False), (2002, True, False),
+    (2013, True, False), (1049, False, False)])
+def test_error_numbers(code, unreachable, denied):
+    err = ConnectionError_("x", code=code)
+    assert errors.is_unreachable(err) is unreachable
+    assert errors.is_access_denied(err) is denied
+
+
+def test_describe_names_the_error():
+    class Fake(Exception):
+        pass
+    assert errors.describe(Fake(1049, "Unknown database 'x'")) == "ER_BAD_DB (1049): Unknown database 'x'"
+    assert errors.describe(Fake("no number")) == "no number"
+    assert errors.error_code(Fake(1045, "denied")) == errors.ER_ACCESS_DENIED
+
+
+def test_flavor_paths_by_os_family_and_refusal():
+    row = flavor_on("percona", "Debian")
+    assert (row["datadir"], row["socket"], row["tls_dir"], row["server_binary"]) == (
+        "/var/lib/mysql", "/run/mysqld/mysqld.sock", "/etc/mysql/tls", "/usr/sbin/mysqld")
+    assert flavor_on("mariadb", "Debian")["server_binary"] == "/usr/sbin/mariadbd"
+    with pytest.raises(FlavorError, match="flavor mysql is not supported on OS family 'RedHat': the roles support Debian"):
+        flavor_on("mysql", "RedHat")
+
+
+GOOD = {"family": "mysql", "port": 3306, "server_id": 0, "binlog_expire_seconds": 604800, "rto_minutes": 15,
+        "redo_mb_per_hour": 0, "redo_sample_seconds": 0, "overrides": {"max_connections": 77},
+        "databases": [{"name": "app"}], "replication_user": "repl",
+        "users": [{"name": "app", "host": "%", "password": "it's a \\ \"pass\" word",
+                   "privileges": {"app.*": "ALL", "*.*": "PROCESS,REPLICATION CLIENT,BACKUP_ADMIN"}}]}
+
+
+def test_good_input_passes():
+    assert inputs.role_errors(GOOD) == []
+    assert inputs.role_errors(dict(GOOD, address="10.0.3.7")) == []
+    assert inputs.role_errors(dict(GOOD, address="db1.example.com", server_id=12)) == []
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"port": 0}, "percona_server_port=0: must be from 1 to 65535"),
+    ({"port": 70000}, "percona_server_port=70000: must be from 1 to 65535"),
+    ({"port": "33o6"}, "percona_server_port='33o6': must be a whole number"),
+    ({"server_id": -1}, "percona_server_server_id=-1: must be from 0 to 4294967295"),
+    ({"binlog_expire_seconds": -5}, "percona_server_binlog_expire_seconds=-5"),
+    ({"rto_minutes": 0}, "percona_server_rto_minutes=0"),
+    ({"redo_mb_per_hour": -10}, "percona_server_redo_mb_per_hour=-10"),
+    ({"redo_sample_seconds": 99999}, "percona_server_redo_sample_seconds=99999"),
+    ({"restart_max_lag_seconds": -1}, "percona_server_restart_max_lag_seconds=-1"),
+    ({"restart_gate_timeout": 0}, "percona_server_restart_gate_timeout=0"),
+    ({"overrides": {"innodb_io_capacity": -200}}, "percona_server_overrides.innodb_io_capacity=-200: negative"),
+    ({"overrides": {"innodb_log_buffer_size": "-16M"}}, "percona_server_overrides.innodb_log_buffer_size=-16M"),
+    ({"overrides": {"max_connections": None}}, "percona_server_overrides.max_connections: must be a single value"),
+    ({"databases": [{"name": "my-app"}, {"name": "bad`name"}]}, "percona_server_databases[1].name: schema name"),
+    ({"databases": [{"name": "x" * 65}]}, "longer than 64 characters"),
+    ({"users": [{"name": "u" * 33, "host": "%", "password": "p"}]}, "longer than 32 characters, the limit"),
+    ({"users": [{"name": "o'brien", "host": "%", "password": "p"}]}, "percona_server_users[0] (o'brien@%)"),
+    ({"users": [{"name": "app", "password": "p", "privileges": {"app.*": "SELECT,INSRET"}}]},
+     "percona_server_users[0] (app@%): INSRET on app.*: no such privilege on MySQL/Percona Server"),
+    ({"users": [{"name": "app", "password": "p", "privileges": {"app.*": "SELECT,SUPER"}}]},
+     "SUPER on app.*: global privileges can only be granted on '*.*'"),
+    ({"users": [{"name": "app", "password": "p", "privileges": {"app": "SELECT"}}]}, "privilege key 'app'"),
+    ({"replication_user": "r" * 40}, "percona_server_replication_user: user name"),
+    ({"address": "db1.example.com"}, "percona_server_address='db1.example.com': cannot derive a server_id"),
+    ({"address": "10.0.0.0"}, "derives server_id 0"),
+])
+def test_bad_input_is_refused_naming_the_variable(change, expected):
+    bad = dict(GOOD, **change)
+    found = inputs.role_errors(bad)
+    assert any(expected in sentence for sentence in found), found
+
+
+def test_messages_never_carry_a_password():
+    bad = dict(GOOD, users=[{"name": "app", "password": "s3cret-Pw", "privileges": {"app.*": "NOPE"}}])
+    found = inputs.role_errors(bad)
+    assert found and not any("s3cret-Pw" in sentence for sentence in found)
+
+
+def test_mariadb_privileges_and_user_length():
+    assert inputs.privilege_errors("v", {"*.*": "BINLOG MONITOR,SLAVE MONITOR"}, "mariadb") == []
+    assert inputs.privilege_errors("v", {"*.*": "BACKUP_ADMIN"}, "mariadb") != []
+    assert inputs.account_errors("v", "u" * 60, "%", "mariadb") == []
+
+
+def test_server_id_from_address_or_explicit():
+    assert inputs.server_id_for("10.89.203.12") == 203 * 256 + 12
+    assert inputs.server_id_for("10.89.203.12", 7) == 7
+    with pytest.raises(ValueError, match="set percona_server_server_id"):
+        inputs.server_id_for("10.0.0.0")
+    with pytest.raises(ValueError):
+        inputs.server_id_for("")
+
+
+def topo(**hosts):
+    return dict((name, {"source": source, "server_id": server_id}) for name, (source, server_id) in hosts.items())
+
+
+def test_topology_accepts_a_source_and_replicas():
+    hosts = topo(src=("", 1), rep1=("src", 2), rep2=("src", 3), other=("", 2))
+    assert inputs.topology_errors("rep1", hosts) == []
+    assert inputs.topology_errors("src", hosts) == []
+
+
+@pytest.mark.parametrize("me, hosts, expected", [
+    ("rep1", topo(rep1=("rep1", 2)), "cannot replicate from itself"),
+    ("rep1", topo(rep1=("ghost", 2)), "percona_server_source=ghost: not a host of the inventory"),
+    ("a", topo(a=("b", 1), b=("c", 2), c=("a", 3)), "the chain a -> b -> c -> a loops back"),
+    ("rep2", topo(src=("", 1), rep1=("src", 2), rep2=("src", 2)), "rep1, rep2 share server_id 2"),
+    ("src", topo(src=("", 5), rep1=("src", 5)), "rep1, src share server_id 5"),
+    ("deep", topo(src=("", 1), mid=("src", 2), deep=("mid", 1)), "deep, src share server_id 1"),
+])
+def test_topology_refusals(me, hosts, expected):
+    found = inputs.topology_errors(me, hosts)
+    assert any(expected in sentence for sentence in found), found
+
+
+def test_unknown_server_ids_are_not_compared():
+    assert inputs.topology_errors("rep1", topo(src=("", None), rep1=("src", None))) == []
+
+
+def test_restart_order_replicas_first_deepest_first_sources_last():
+    sources = {"src": "", "rep1": "src", "rep2": "src", "deep": "rep1", "lone": ""}
+    assert inputs.restart_order(["src", "rep1", "lone", "deep", "rep2"], sources) == [
+        "deep", "rep1", "rep2", "src", "lone"]
+    assert inputs.restart_order(["a", "b"], {"a": "b", "b": "a"}) in (["a", "b"], ["b", "a"])
+
+
+# ---------------------------------------------------------------------------- modules, without a server
+
+
+def run_module(module, args, monkeypatch, capsys):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            module.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_mysql_config_fails_on_access_denied_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_config
+
+    def denied(params):
+        raise ConnectionError_("cannot connect to MySQL at /run/mysqld/mysqld.sock as root: ER_ACCESS_DENIED "
+                               "(1045): Access denied", code=1045)
+    monkeypatch.setattr(mysql_config, "connect", denied)
+    path = tmp_path / "zz.cnf"
+    result = run_module(mysql_config, {"path": str(path), "settings": {"max_connections": {"value": 10}},
+                                       "owner": ME, "group": MY_GROUP}, monkeypatch, capsys)
+    assert result["failed"] and "refused the login" in result["msg"] and "1045" in result["msg"]
+    assert not path.exists()
+
+
+def test_mysql_config_writes_the_file_when_the_server_is_down(tmp_path, monkeypatch, capsys):
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_config
+
+    def down(params):
+        raise ConnectionError_("cannot connect", code=2003)
+    monkeypatch.setattr(mysql_config, "connect", down)
+    path = tmp_path / "zz.cnf"
+    result = run_module(mysql_config, {"path": str(path), "settings": {"max_connections": {"value": 10}},
+                                       "mode": "0640", "owner": ME, "group": MY_GROUP}, monkeypatch, capsys)
+    assert not result.get("failed"), result
+    assert result["file_changed"] and not result["server_running"]
+    assert "max_connections = 10" in path.read_text()
+    assert oct(path.stat().st_mode & 0o777) == "0o640"
+    assert not [p for p in tmp_path.iterdir() if p.name != "zz.cnf"], "a temporary file was left behind"
+
+
+@pytest.mark.parametrize("mode", ["644x", "rw-r--r--", "0999", "7"])
+def test_mysql_config_refuses_a_bad_mode(tmp_path, monkeypatch, capsys, mode):
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_config
+    result = run_module(mysql_config, {"path": str(tmp_path / "zz.cnf"), "settings": {}, "mode": mode},
+                        monkeypatch, capsys)
+    assert result["failed"] and "is not an octal file mode" in result["msg"]
+
+
+def test_mysql_config_refuses_an_unknown_option_before_writing(tmp_path, monkeypatch, capsys):
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_config
+    binary = tmp_path / "mysqld"
+    binary.write_text("#!/bin/sh\ncat <<'HELP'\n" + MYSQLD_HELP + "\nHELP\n")
+    binary.chmod(0o755)
+    path = tmp_path / "zz.cnf"
+    result = run_module(mysql_config, {"path": str(path), "server_binary": str(binary),
+                                       "settings": {"innodb_bufer_pool_size": {"value": "1G"},
+                                                    "max_connections": {"value": 10}}}, monkeypatch, capsys)
+    assert result["failed"], result
+    assert "innodb_bufer_pool_size (did you mean innodb_buffer_pool_size?) not known to" in result["msg"]
+    assert result["unknown_options"] == ["innodb_bufer_pool_size"]
+    assert not path.exists()

@@ -1,0 +1,79 @@
+"""mysql_replica: verified TLS to the source, and SQL errors turned into clear failures."""
+import json
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms
+from ansible_collections.dbops.clusters.plugins.modules import mysql_replica
+
+PARAMS = {"source_host": "10.0.0.1", "source_port": 3306, "source_user": "repl", "source_password": "p'w",
+          "connect_retry": 10, "ssl": True, "ssl_ca": "/etc/mysql/tls/ca.pem", "ssl_verify_server_cert": True,
+          "get_source_public_key": True}
+
+
+@pytest.mark.parametrize("flavor, version, words", [
+    ("mysql", "9.7.4", "SOURCE_SSL_VERIFY_SERVER_CERT = 1"),
+    ("mysql", "8.0.20", "MASTER_SSL_VERIFY_SERVER_CERT = 1"),
+    ("mariadb", "11.8.2-MariaDB", "MASTER_SSL_VERIFY_SERVER_CERT = 1"),
+])
+def test_tls_asks_the_replica_to_verify_the_source_identity(flavor, version, words):
+    statement, args = mysql_replica.change_statement(replication_terms(flavor, version), PARAMS, flavor == "mariadb")
+    assert words in statement
+    assert "p'w" in args and "p'w" not in statement
+
+
+def test_no_verification_without_tls_or_when_turned_off():
+    terms = replication_terms("mysql", "9.7.4")
+    plain = dict(PARAMS, ssl=False, ssl_ca=None)
+    assert "VERIFY" not in mysql_replica.change_statement(terms, plain, False)[0]
+    off = dict(PARAMS, ssl_verify_server_cert=False)
+    assert "VERIFY" not in mysql_replica.change_statement(terms, off, False)[0]
+
+
+def test_a_replica_that_does_not_verify_is_reconfigured():
+    status = {"Source_Host": "10.0.0.1", "Source_Port": 3306, "Source_User": "repl", "Connect_Retry": 10,
+              "Auto_Position": 1, "Source_SSL_Allowed": "Yes", "Source_SSL_CA_File": "/etc/mysql/tls/ca.pem",
+              "Source_SSL_Verify_Server_Cert": "No"}
+    assert mysql_replica.configured_differs(status, PARAMS, False) == ["ssl_verify_server_cert is No, wanted Yes"]
+    status["Source_SSL_Verify_Server_Cert"] = "Yes"
+    assert mysql_replica.configured_differs(status, PARAMS, False) == []
+
+
+class RefusingSession:
+    """A session whose server refuses CHANGE REPLICATION SOURCE (as MySQL does while the threads run)."""
+
+    def __init__(self):
+        self.queries = []
+        self.check_mode = False
+
+    def value(self, query, args=None):
+        return "9.7.4"
+
+    def fetch(self, query, args=None):
+        return []
+
+    def execute(self, query, args=None):
+        self.queries.append(query)
+        if query.startswith("CHANGE"):
+            raise mysql_replica.pymysql.err.OperationalError(3021, "This operation cannot be performed with a "
+                                                                   "running replica io thread")
+        return 0
+
+    def close(self):
+        pass
+
+
+def test_sql_errors_fail_with_the_statement_and_the_error_name(monkeypatch, capsys):
+    monkeypatch.setattr(mysql_replica, "connect", lambda params: object())
+    monkeypatch.setattr(mysql_replica, "Session", lambda connection, check_mode=False: RefusingSession())
+    args = {"source_host": "10.0.0.1", "source_user": "repl", "source_password": "secret-pw"}
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            mysql_replica.main()
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"]
+    assert result["msg"].startswith("CHANGE REPLICATION SOURCE TO SOURCE_HOST = %s")
+    assert "ER_REPLICA_THREAD_RUNNING (3021)" in result["msg"]
+    assert result["error_code"] == 3021
+    assert "secret-pw" not in json.dumps(result)

@@ -1,0 +1,79 @@
+"""Render every template of percona_server for the percona flavor (which cannot be installed here) and check
+the result: valid YAML, each setting explained, every name one Percona Server 8.4 accepts, the TLS paths of
+the flavor table, and an option file mysql_settings renders and parses back unchanged.
+
+Templates are rendered by ansible-playbook itself (the collection's filters included), on the controller."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_settings
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import flavor_on
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_tuning import invalid_variable_reason, parse_version
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TEMPLATES = os.path.join(REPO, "roles", "percona_server", "templates")
+DEFAULTS = {
+    "percona_server_flavor": "percona", "percona_server_address": "10.0.3.7", "percona_server_server_id": 0,
+    "percona_server_port": 3306, "percona_server_bind_address": "0.0.0.0", "percona_server_source": "",
+    "percona_server_tls": False, "percona_server_require_secure_transport": False,
+    "percona_server_binlog_expire_seconds": 604800, "percona_server_tls_dir": flavor_on("percona", "Debian")["tls_dir"],
+}
+
+
+def render(tmp_path, template, variables):
+    play = tmp_path / "render.yml"
+    play.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.copy:\n"
+        "        dest: %s\n"
+        "        content: \"{{ lookup('ansible.builtin.template', '%s') | from_yaml | to_json }}\"\n"
+        "        mode: '0600'\n" % (tmp_path / "out.json", os.path.join(TEMPLATES, template)))
+    extra = tmp_path / "vars.json"
+    extra.write_text(json.dumps(variables))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               "-e", "@%s" % extra, str(play)]
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    return json.loads((tmp_path / "out.json").read_text())
+
+
+CASES = {
+    "source": {},
+    "replica_with_tls": {"percona_server_source": "src", "percona_server_tls": True, "percona_server_server_id": 42,
+                         "percona_server_require_secure_transport": True},
+}
+
+
+def test_every_template_has_a_case():
+    assert sorted(os.listdir(TEMPLATES)) == ["base_settings.yml.j2"], "a new template needs render cases here"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_base_settings_render_for_percona(tmp_path, case):
+    variables = dict(DEFAULTS, **CASES[case])
+    settings = render(tmp_path, "base_settings.yml.j2", variables)
+    version = parse_version(flavor_on("percona", "Debian")["default_series"])
+    for name, setting in settings.items():
+        assert set(setting) >= {"value", "dynamic", "reason"}, name
+        assert setting["reason"], name
+        assert invalid_variable_reason(mysql_settings.variable_name(name), "mysql", version) is None, name
+    # The option file made from them parses back to the same values.
+    text = mysql_settings.render(settings, "header")
+    parsed = mysql_settings.parse(text)
+    assert {k: mysql_settings.normalize(v) for k, v in parsed.items()} == {
+        k: mysql_settings.normalize(s["value"]) for k, s in settings.items()}
+    if case == "source":
+        assert settings["server_id"]["value"] == 3 * 256 + 7
+        assert "read_only" not in settings and "ssl_ca" not in settings
+    else:
+        assert settings["server_id"]["value"] == 42
+        assert settings["super_read_only"]["value"] == "ON" and "replica of src" in settings["read_only"]["reason"]
+        assert settings["ssl_ca"]["value"] == "/etc/mysql/tls/ca.pem"
+        assert settings["ssl_key"]["value"] == "/etc/mysql/tls/server-key.pem"
+        assert settings["require_secure_transport"]["value"] == "ON"
