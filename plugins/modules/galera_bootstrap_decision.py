@@ -29,10 +29,11 @@ description:
   - I(force_node) skips those refusals and chooses that node; the reason lists what was overridden. It never
     bootstraps while a Primary component runs, nor a node that is running, nor one in I(out_of_play).
   - Members listed in I(out_of_play) (outside the play because of C(--limit), or unreachable) are never
-    started: joining the others to a Primary component that runs goes ahead without them, but a new Primary
+    started. Joining the others to a Primary component that runs goes ahead without them, but a new Primary
     component is refused while any member is out of the play (unless I(force_node) names one).
-  - With I(mode=converge), a node that runs outside a Primary component is refused: an ordinary converge
-    neither stops nor restarts a running server; C(playbooks/galera_recover.yml) does (I(mode=recover)).
+  - With I(mode=converge), a node that runs outside a Primary component is refused, because an ordinary
+    converge neither stops nor restarts a running server; C(playbooks/galera_recover.yml) does
+    (I(mode=recover)).
 options:
   states:
     description:
