@@ -3,7 +3,6 @@
 galera_state must not run --wsrep-recover in check mode (it starts the server binary): the stand-in binary
 leaves a mark when it runs, and check mode must leave none while saying it would recover."""
 import json
-import os
 import stat
 
 import pytest
