@@ -153,7 +153,8 @@ def _view(host, result):
     """One node's result of galera_state reduced to what the decision needs."""
     view = {"host": host, "known": False, "why_unknown": None, "running": False, "primary": False,
             "cluster_uuid": None, "cluster_status": None, "local_state": None, "uuid": None, "seqno": -1,
-            "safe": False, "recovered": False, "grastate_found": False, "fresh": False, "note": None}
+            "safe": False, "recovered": False, "grastate_found": False, "fresh": False, "note": None,
+            "cluster_size": None}
     if not isinstance(result, dict) or not result:
         view["why_unknown"] = "no galera_state result"
         return view
@@ -182,6 +183,7 @@ def _view(host, result):
         view["local_state"] = wsrep.get("local_state_comment")
         view["cluster_uuid"] = (wsrep.get("cluster_state_uuid") or "").lower() or None
         view["primary"] = wsrep.get("cluster_status") == "Primary"
+        view["cluster_size"] = _as_int(wsrep.get("cluster_size"), None)
     view["fresh"] = is_fresh_position(view["uuid"], view["seqno"])
     return view
 
@@ -216,7 +218,7 @@ def _join_reason(view, best=None):
             % (view["seqno"], best["seqno"], best["seqno"]))
 
 
-def _primary_case(order, views, expected_size, force_node):
+def _primary_case(order, views, expected_size, force_node, out_of_play, mode):
     members = [h for h in order if views[h]["primary"]]
     cluster_uuids = sorted(set(views[h]["cluster_uuid"] for h in members if views[h]["cluster_uuid"]))
     if len(cluster_uuids) > 1:
@@ -227,12 +229,23 @@ def _primary_case(order, views, expected_size, force_node):
         raise BootstrapRefused("a Primary component is running on %s: refusing to bootstrap %s (a second "
                                "Primary component would split the cluster); start the other nodes so they "
                                "join it" % (", ".join(members), force_node))
+    stray = [h for h in order if views[h]["known"] and views[h]["running"] and not views[h]["primary"]]
+    if mode == "converge" and stray:
+        raise BootstrapRefused(_stray_refusal(stray, views, "while a Primary component runs on %s" % ", ".join(
+            members)), _unknown_nodes(order, views))
     nodes, join_order = {}, []
     for host in order:
         view = views[host]
         if view["primary"]:
             nodes[host] = {"action": "none", "reason": "runs in the Primary component (%s)" % (
                 view["local_state"] or "state unknown")}
+        elif host in out_of_play:
+            nodes[host] = {"action": "none", "reason": "outside the play (%s): not started by this run; it joins "
+                                                       "the Primary component when it starts" % (
+                                                           view["why_unknown"] or "--limit")}
+        elif not view["known"]:
+            nodes[host] = {"action": "none", "reason": "state unknown (%s): not started by this run; it joins "
+                                                       "the Primary component when it starts" % view["why_unknown"]}
         elif view["running"]:
             join_order.append(host)
             where = "cluster_status %s" % view["cluster_status"] if view["cluster_status"] else "without wsrep"
@@ -240,19 +253,35 @@ def _primary_case(order, views, expected_size, force_node):
                                                        "it joins" % where}
         else:
             join_order.append(host)
-            nodes[host] = {"action": "join",
-                           "reason": ("not running; " if view["known"] else "") + _join_reason(view)}
+            nodes[host] = {"action": "join", "reason": "not running; " + _join_reason(view)}
     uuid_text = cluster_uuids[0] if cluster_uuids else "unknown uuid"
+    sizes = [views[h]["cluster_size"] for h in members if views[h]["cluster_size"]]
+    running_size = max(sizes) if sizes else len(members)
+    left_out = [h for h in order if nodes[h]["action"] == "none" and not views[h]["primary"]]
     if join_order:
+        reason = ("a Primary component (%s) of %d runs on %s: %s join it one at a time; never bootstrap while "
+                  "one runs" % (uuid_text, running_size, ", ".join(members), ", ".join(join_order)))
+        if left_out:
+            reason += "; left alone: %s" % ", ".join(left_out)
         return {"decision": "join", "bootstrap_node": None, "join_order": join_order, "nodes": nodes,
-                "set_safe_to_bootstrap": False,
-                "reason": "a Primary component (%s) runs on %s: %s join it one at a time; never bootstrap "
-                          "while one runs" % (uuid_text, ", ".join(members), ", ".join(join_order))}
-    reason = "all %d nodes run in one Primary component (%s)" % (len(members), uuid_text)
-    if len(members) < expected_size:
+                "set_safe_to_bootstrap": False, "running_size": running_size, "reason": reason}
+    reason = "%d of the %d members run in one Primary component (%s)" % (running_size, expected_size, uuid_text) \
+        if running_size != expected_size or left_out else \
+        "all %d nodes run in one Primary component (%s)" % (len(members), uuid_text)
+    if len(members) < expected_size and not left_out:
         reason += ", but only %d of the %d expected nodes reported" % (len(members), expected_size)
+    if left_out:
+        reason += "; left alone: %s" % ", ".join(left_out)
     return {"decision": "none", "bootstrap_node": None, "join_order": [], "nodes": nodes,
-            "set_safe_to_bootstrap": False, "reason": reason}
+            "set_safe_to_bootstrap": False, "running_size": running_size, "reason": reason}
+
+
+def _stray_refusal(stray, views, context):
+    return ("%s run%s outside a Primary component (%s) %s: an ordinary converge neither stops nor restarts a "
+            "running server; recover with playbooks/galera_recover.yml, which stops it, compares positions and "
+            "rejoins it" % (", ".join(stray), "s" if len(stray) == 1 else "", ", ".join(
+                "%s: cluster_status %s" % (h, views[h]["cluster_status"] or "none (wsrep off)") for h in stray),
+                context))
 
 
 def _choose_most_advanced(order, views):
@@ -278,12 +307,16 @@ def _choose_most_advanced(order, views):
         top, ", ".join(h for h in pool[1:]))
 
 
-def decide_bootstrap(states, expected_size, force_node=None):
+def decide_bootstrap(states, expected_size, force_node=None, out_of_play=None, mode="recover"):
     """Which node bootstraps a new Primary component, and in which order the others join.
 
-    states: {host: galera_state result} in inventory order (the order is the tie breaker). A missing,
-    failed, skipped or unreachable result counts as unknown. Returns {decision, bootstrap_node, join_order,
-    nodes, reason, set_safe_to_bootstrap}; raises BootstrapRefused when it cannot choose safely.
+    states: {host: galera_state result} of every member, in inventory order (the order is the tie breaker).
+    A missing, failed, skipped or unreachable result counts as unknown. out_of_play: members this run must
+    not start (outside the play: --limit, unreachable); they are never in join_order, and a new Primary
+    component is refused while one exists (unless forced). mode: "recover" (nodes running outside a Primary
+    component have been stopped by the caller, or are to be restarted) or "converge" (such a node is refused:
+    recovery is a separate, explicit operation). Returns {decision, bootstrap_node, join_order, nodes,
+    reason, set_safe_to_bootstrap, running_size}; raises BootstrapRefused when it cannot choose safely.
     """
     states = states or {}
     order = list(states.keys())
@@ -294,10 +327,16 @@ def decide_bootstrap(states, expected_size, force_node=None):
         raise BootstrapRefused("expected_size must be at least 1")
     if force_node is not None and force_node not in states:
         raise BootstrapRefused("force_node %s is not one of the nodes given: %s" % (force_node, ", ".join(order)))
+    if mode not in ("recover", "converge"):
+        raise BootstrapRefused("mode must be recover or converge, not %r" % (mode,))
+    out_of_play = [h for h in order if h in set(out_of_play or [])]
+    if force_node is not None and force_node in out_of_play:
+        raise BootstrapRefused("force_node %s is outside the play (%s): it cannot be started by this run" % (
+            force_node, ", ".join(out_of_play)))
     views = dict((host, _view(host, states[host])) for host in order)
 
     if any(v["primary"] for v in views.values()):
-        return _primary_case(order, views, expected_size, force_node)
+        return _primary_case(order, views, expected_size, force_node, out_of_play, mode)
 
     # No Primary component: a full stop (or a fresh cluster). Collect every reason not to choose.
     problems = []
@@ -307,6 +346,14 @@ def decide_bootstrap(states, expected_size, force_node=None):
     for host in unknown:
         problems.append("cannot compare positions: %s %s" % (host, views[host]["why_unknown"]))
     stateful = [h for h in order if views[h]["known"] and not views[h]["fresh"]]
+    stray = [h for h in order if views[h]["known"] and views[h]["running"] and not views[h]["fresh"]]
+    if mode == "converge" and stray and force_node is None:
+        raise BootstrapRefused(_stray_refusal(stray, views, "and no Primary component runs"),
+                               _unknown_nodes(order, views))
+    for host in out_of_play:
+        if views[host]["known"]:
+            problems.append("%s is outside the play (--limit): a new Primary component needs every member's state "
+                            "and start; run without --limit" % host)
     for host in order:
         view = views[host]
         if view["known"] and view["running"] and not view["fresh"]:
@@ -361,7 +408,10 @@ def decide_bootstrap(states, expected_size, force_node=None):
     nodes, join_order = {}, []
     best = views[chosen]
     for host in order:
-        if host == chosen:
+        if host in out_of_play:
+            nodes[host] = {"action": "none", "reason": "outside the play (%s): not started by this run" % (
+                views[host]["why_unknown"] or "--limit")}
+        elif host == chosen:
             pos = ""
             if force_node is not None and views[host]["known"] and not views[host]["fresh"]:
                 pos = "; position %s" % _position(views[host])
@@ -373,7 +423,7 @@ def decide_bootstrap(states, expected_size, force_node=None):
             nodes[host] = {"action": "join", "reason": running + _join_reason(views[host], best)}
     set_safe = bool(best["known"] and best["grastate_found"] and not best["safe"])
     return {"decision": "bootstrap", "bootstrap_node": chosen, "join_order": join_order, "nodes": nodes,
-            "reason": reason, "set_safe_to_bootstrap": set_safe}
+            "reason": reason, "set_safe_to_bootstrap": set_safe, "running_size": 1}
 
 
 def _unknown_nodes(order, views):

@@ -27,7 +27,13 @@ description:
     nodes hold different cluster uuids; when a node with state has seqno -1 that was not recovered; when a
     node with state runs outside any Primary component.
   - I(force_node) skips those refusals and chooses that node; the reason lists what was overridden. It never
-    bootstraps while a Primary component runs, nor a node that is running.
+    bootstraps while a Primary component runs, nor a node that is running, nor one in I(out_of_play).
+  - Members listed in I(out_of_play) (outside the play because of C(--limit), or unreachable) are never
+    started. Joining the others to a Primary component that runs goes ahead without them, but a new Primary
+    component is refused while any member is out of the play (unless I(force_node) names one).
+  - With I(mode=converge), a node that runs outside a Primary component is refused, because an ordinary
+    converge neither stops nor restarts a running server; C(playbooks/galera_recover.yml) does
+    (I(mode=recover)).
 options:
   states:
     description:
@@ -40,6 +46,19 @@ options:
     description: Number of nodes in the inventory's cluster.
     type: int
     required: true
+  out_of_play:
+    description:
+      - Members of I(states) that this run cannot start (outside the play, unreachable).
+    type: list
+    elements: str
+    default: []
+  mode:
+    description:
+      - C(converge) refuses when a node runs outside a Primary component; C(recover) expects the caller to have
+        stopped such nodes (or to restart them) and joins them.
+    type: str
+    choices: [converge, recover]
+    default: recover
   force_node:
     description:
       - An operator's explicit choice of the bootstrap node, after checking that it holds the data to keep.
@@ -107,6 +126,13 @@ reason:
   description: One sentence on the decision.
   returned: always
   type: str
+running_size:
+  description:
+    - Size of the Primary component before the joins (its C(wsrep_cluster_size)); 1 after a bootstrap. The
+      I(n)th joiner's gate expects C(running_size + n).
+  returned: always
+  type: int
+  sample: 2
 set_safe_to_bootstrap:
   description:
     - Whether the chosen node's grastate.dat says C(safe_to_bootstrap 0) and must be set to 1 before it is
@@ -125,15 +151,19 @@ def main():
             states=dict(type="dict", required=True),
             expected_size=dict(type="int", required=True),
             force_node=dict(type="str"),
+            out_of_play=dict(type="list", elements="str", default=[]),
+            mode=dict(type="str", choices=["converge", "recover"], default="recover"),
         ),
         supports_check_mode=True,
     )
     try:
         result = decide_bootstrap(module.params["states"], module.params["expected_size"],
-                                  module.params["force_node"] or None)
+                                  module.params["force_node"] or None, module.params["out_of_play"],
+                                  module.params["mode"])
     except BootstrapRefused as refusal:
         module.fail_json(msg=refusal.reason, decision="none", bootstrap_node=None, join_order=[],
-                         nodes=refusal.nodes, reason=refusal.reason, set_safe_to_bootstrap=False)
+                         nodes=refusal.nodes, reason=refusal.reason, set_safe_to_bootstrap=False,
+                         running_size=0)
     module.exit_json(changed=False, **result)
 
 

@@ -19,6 +19,12 @@ description:
     I(expected_size).
   - Connection errors while waiting (the server restarting, a joiner receiving a state transfer) are retried
     until the timeout. A refused login is not retried; it fails at once.
+  - It records each phase the node goes through (not answering, receiving a state transfer, C(Joiner),
+    C(Joined), C(Donor/Desynced), C(Synced)) with the second it was first seen, in I(progress), and names them
+    in its failure message, so a long SST shows how far it got.
+  - With I(service), a unit that is C(failed) or C(inactive) while the server does not answer fails the gate
+    at once (a joiner whose state transfer failed exits), with the unit's last log lines, instead of waiting
+    for the whole I(timeout).
 options:
   expected_size:
     description: Number of nodes the Primary component must have.
@@ -32,6 +38,14 @@ options:
     description: Seconds between polls.
     type: float
     default: 2
+  service:
+    description:
+      - The server's systemd unit; when given, its state is watched (see above).
+    type: str
+  datadir:
+    description: The data directory, where a joiner's state transfer leaves its in-progress marker.
+    type: path
+    default: /var/lib/mysql
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
 attributes:
@@ -90,8 +104,16 @@ unmet:
   returned: always
   type: list
   elements: str
+progress:
+  description: Each phase seen, in order, with the second (from the first poll) it was first seen.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{seconds: 0.0, phase: "not answering, receiving a state transfer (SST)"},
+           {seconds: 41.2, phase: "Joined, Primary of 3"}, {seconds: 43.3, phase: "Synced, Primary of 3"}]
 """
 
+import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -136,11 +158,38 @@ def look(module):
         session.close()
 
 
+SST_MARKERS = ("sst_in_progress", ".sst")   # MariaDB's wsrep_sst_common; PXC's xtrabackup-v2 work directory
+UNIT_DOWN = ("failed", "inactive")
+UNIT_DOWN_POLLS = 3                       # an async start may not have begun at the first poll
+
+
+def phase(summary, error, datadir):
+    """One short sentence on where the node is: what the gate reports as progress."""
+    if summary is not None:
+        return "%s, %s of %s" % (summary.get("local_state_comment"), summary.get("cluster_status"),
+                                 summary.get("cluster_size"))
+    if any(os.path.exists(os.path.join(datadir, marker)) for marker in SST_MARKERS):
+        return "not answering, receiving a state transfer (SST)"
+    return "not answering (%s)" % (error or "no wsrep status")
+
+
+def unit_state(module, service):
+    rc, out, dummy = module.run_command(["systemctl", "is-active", service])
+    return (out or "").strip() or ("unknown (exit %s)" % rc)
+
+
+def unit_log(module, service):
+    rc, out, dummy = module.run_command(["journalctl", "-u", service, "-n", "15", "--no-pager", "-o", "cat"])
+    return [line for line in (out or "").splitlines() if line.strip()] if rc == 0 else []
+
+
 def main():
     argument_spec = dict(
         expected_size=dict(type="int", required=True),
         timeout=dict(type="int", default=300),
         interval=dict(type="float", default=2),
+        service=dict(type="str"),
+        datadir=dict(type="path", default="/var/lib/mysql"),
     )
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -153,24 +202,38 @@ def main():
 
     start = time.time()
     deadline = start + max(module.params["timeout"], 0)
-    checks = 0
+    checks, progress, down_polls, unit = 0, [], 0, None
     while True:
         checks += 1
         summary, answers, error = look(module)
         unmet = galera.health_problems(summary, expected, answers, error)
+        seen = phase(summary, error, module.params["datadir"])
+        if not progress or progress[-1]["phase"] != seen:
+            progress.append({"seconds": round(time.time() - start, 1), "phase": seen})
+        if unmet and summary is None and module.params["service"] and not module.check_mode:
+            unit = unit_state(module, module.params["service"])
+            down_polls = down_polls + 1 if unit in UNIT_DOWN else 0
+            if down_polls >= UNIT_DOWN_POLLS:
+                break
         now = time.time()
         if not unmet or module.check_mode or now >= deadline:
             break
         time.sleep(min(interval, deadline - now))
 
     summary = summary or {}
-    result = dict(changed=False, ok=not unmet, unmet=unmet, checks=checks,
+    result = dict(changed=False, ok=not unmet, unmet=unmet, checks=checks, progress=progress,
                   waited_seconds=round(time.time() - start, 1), state=summary.get("local_state_comment"),
                   cluster_status=summary.get("cluster_status"), cluster_size=summary.get("cluster_size"),
                   ready=summary.get("ready"))
+    path = " -> ".join("%s at %ss" % (step["phase"], step["seconds"]) for step in progress)
+    if unmet and down_polls >= UNIT_DOWN_POLLS:
+        module.fail_json(msg="%s is %s and the server does not answer after %ss (it went: %s); its last log "
+                             "lines are in unit_log" % (module.params["service"], unit, result["waited_seconds"],
+                                                        path),
+                         unit_log=unit_log(module, module.params["service"]), **result)
     if unmet and not module.check_mode:
-        module.fail_json(msg="the node is not healthy after %ss (%d checks): %s" % (
-            result["waited_seconds"], checks, "; ".join(unmet)), **result)
+        module.fail_json(msg="the node is not healthy after %ss (%d checks): %s. It went: %s" % (
+            result["waited_seconds"], checks, "; ".join(unmet), path), **result)
     module.exit_json(**result)
 
 

@@ -50,13 +50,14 @@ attributes:
   check_mode:
     support: full
     description:
-      - Does exactly the same as a normal run, including C(--wsrep-recover), which reads the position and
-        changes no data.
+      - Reads grastate.dat and the running server as a normal run does, but never runs C(--wsrep-recover)
+        (it starts the server binary and performs InnoDB crash recovery); it says it would, in I(reason)
+        and I(would_recover), and the position stays unknown (-1).
   diff_mode:
     support: none
     description: Reports state only.
 requirements:
-  - PyMySQL
+  - PyMySQL (not needed while no server process exists on the host)
 author:
   - dbops.clusters maintainers (@dbops)
 """
@@ -105,6 +106,7 @@ wsrep:
   description:
     - Selected C(SHOW GLOBAL STATUS LIKE 'wsrep_%') values without the C(wsrep_) prefix, null when the server
       does not run or runs without wsrep. C(cluster_size), C(local_index) and C(last_committed) are ints.
+      C(cluster_name) is the running C(wsrep_cluster_name) variable.
   returned: always
   type: dict
   sample:
@@ -117,10 +119,15 @@ wsrep:
     local_index: 0
     local_state_uuid: f3fce748-e5f3-11f1-9b48-23d4b883f3ea
     last_committed: 3
+    cluster_name: dbops_galera
 reason:
   description: One sentence on how the position was obtained.
   returned: always
   type: str
+would_recover:
+  description: In check mode, whether a normal run would have run C(--wsrep-recover).
+  returned: always
+  type: bool
 recover_log:
   description: The last lines the server logged during C(--wsrep-recover), when it ran.
   returned: when recovery ran
@@ -180,7 +187,8 @@ def read_running(module):
     try:
         rows = session.fetch("SHOW GLOBAL STATUS LIKE 'wsrep_%'")
         status = dict((row["Variable_name"], row["Value"]) for row in rows)
-        wsrep_on = session.variables(["wsrep_on"]).get("wsrep_on")
+        variables = session.variables(["wsrep_on", "wsrep_cluster_name"])
+        wsrep_on = variables.get("wsrep_on")
     except Exception as err:  # pylint: disable=broad-except  # a server dying between connect and query
         module.fail_json(msg="the server answered but SHOW GLOBAL STATUS failed: %s" % err, running=True)
     finally:
@@ -188,6 +196,8 @@ def read_running(module):
     summary = galera.wsrep_summary(status)
     if wsrep_on is not None and str(wsrep_on).upper() not in ("ON", "1"):
         summary = None
+    if summary is not None:
+        summary["cluster_name"] = variables.get("wsrep_cluster_name")
     return True, summary, wsrep_on
 
 
@@ -236,13 +246,15 @@ def main():
     )
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    if not HAS_PYMYSQL:
+    # Without PyMySQL the server cannot be asked; that is fine only when no server process exists (a new host
+    # whose packages a check-mode run has not installed yet).
+    if not HAS_PYMYSQL and server_processes():
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
     datadir = module.params["datadir"]
     grastate_path = os.path.join(datadir, "grastate.dat")
 
     result = dict(changed=False, grastate_found=False, uuid=None, seqno=-1, safe_to_bootstrap=False,
-                  recovered=False, running=False, wsrep=None, reason="")
+                  recovered=False, running=False, wsrep=None, reason="", would_recover=False)
     grastate = None
     if os.path.exists(grastate_path):
         try:
@@ -253,7 +265,7 @@ def main():
         result.update(grastate_found=True, uuid=grastate["uuid"], seqno=grastate["seqno"],
                       safe_to_bootstrap=grastate["safe_to_bootstrap"])
 
-    running, summary, wsrep_on = read_running(module)
+    running, summary, wsrep_on = read_running(module) if HAS_PYMYSQL else (False, None, None)
     result.update(running=running, wsrep=summary)
     file_text = ("grastate.dat says %s:%s" % (grastate["uuid"], grastate["seqno"]) if grastate
                  else "%s does not exist" % grastate_path)
@@ -292,6 +304,11 @@ def main():
             why_unknown, module.params["mysqld"] or ", ".join(MYSQLD_CANDIDATES))
         module.exit_json(**result)
 
+    if module.check_mode:
+        result["would_recover"] = True
+        result["reason"] = ("%s; check mode: would run %s --wsrep-recover to read the position from InnoDB "
+                            "(not run: it starts the server binary); position unknown" % (why_unknown, mysqld))
+        module.exit_json(**result)
     rc, position, text, logged = run_recovery(module, mysqld, datadir)
     result["recover_log"] = tail(logged)
     if position is not None and not galera.is_fresh_position(*position) and position[1] >= 0:

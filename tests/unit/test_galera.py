@@ -234,13 +234,15 @@ def test_a_donor_or_joiner_in_the_primary_component_is_left_alone():
     assert result["nodes"]["g2"] == {"action": "none", "reason": "runs in the Primary component (Joiner)"}
 
 
-def test_unknown_and_non_primary_nodes_join_a_running_primary_component():
+def test_non_primary_nodes_join_a_running_primary_component_and_unknown_ones_are_left_alone():
     states = {"g1": running(size=1), "g2": {"unreachable": True, "msg": "ssh timeout"},
               "g3": running(status="non-Primary", state="Initialized", size=1)}
     result = galera.decide_bootstrap(states, 3)
-    assert result["decision"] == "join" and result["join_order"] == ["g2", "g3"]
-    assert "unreachable" in result["nodes"]["g2"]["reason"]
+    assert result["decision"] == "join" and result["join_order"] == ["g3"]
+    assert result["nodes"]["g2"]["action"] == "none"
+    assert "unreachable" in result["nodes"]["g2"]["reason"] and "not started" in result["nodes"]["g2"]["reason"]
     assert "restart it" in result["nodes"]["g3"]["reason"]
+    assert result["running_size"] == 1
 
 
 def test_all_members_running_but_fewer_than_expected():
@@ -428,3 +430,86 @@ def test_force_node_must_not_be_running():
 def test_empty_states_and_bad_expected_size():
     assert "no node states" in refusal({})
     assert "expected_size" in refusal({"g1": fresh()}, 0)
+
+
+# ------------------------------------------------------------- membership from the inventory, --limit, converge
+
+def test_limit_on_stopped_members_joins_them_to_the_primary_component_outside_the_play():
+    """5 members; g1, g2 run a Primary component of 2 outside the play; --limit g3,g4,g5 (stopped)."""
+    states = {"g1": running(size=2, seqno=40), "g2": running(size=2, seqno=40), "g3": stopped(30),
+              "g4": stopped(31), "g5": stopped(32, safe=True)}
+    result = galera.decide_bootstrap(states, 5, out_of_play=["g1", "g2"], mode="converge")
+    assert result["decision"] == "join" and result["bootstrap_node"] is None
+    assert result["join_order"] == ["g3", "g4", "g5"]
+    assert result["running_size"] == 2
+
+
+def test_the_old_view_of_only_the_play_would_have_bootstrapped_a_second_primary():
+    """What the role decided before membership came from the inventory: a bootstrap among the 3 in the play."""
+    result = galera.decide_bootstrap({"g3": stopped(30), "g4": stopped(31), "g5": stopped(32, safe=True)}, 3)
+    assert result["decision"] == "bootstrap"
+
+
+def test_unreachable_members_outside_the_play_refuse_a_bootstrap():
+    states = {"g1": {"unreachable": True, "msg": "unreachable when the run began"},
+              "g2": {"unreachable": True, "msg": "unreachable when the run began"},
+              "g3": stopped(30), "g4": stopped(31), "g5": stopped(32, safe=True)}
+    reason = refusal_with(states, 5, out_of_play=["g1", "g2"], mode="converge")
+    assert "cannot compare positions: g1 unreachable" in reason and "g2 unreachable" in reason
+
+
+def test_members_outside_the_play_refuse_a_bootstrap_even_when_their_state_is_known():
+    states = {"g1": stopped(40), "g2": stopped(40), "g3": stopped(30), "g4": stopped(31), "g5": stopped(32)}
+    reason = refusal_with(states, 5, out_of_play=["g1", "g2"])
+    assert "g1 is outside the play (--limit)" in reason and "g2 is outside the play" in reason
+
+
+def test_a_forced_bootstrap_never_starts_members_outside_the_play():
+    states = {"g1": None, "g2": stopped(40), "g3": stopped(30)}
+    result = galera.decide_bootstrap(states, 3, force_node="g2", out_of_play=["g1"])
+    assert result["bootstrap_node"] == "g2" and result["join_order"] == ["g3"]
+    assert result["nodes"]["g1"]["action"] == "none" and "outside the play" in result["nodes"]["g1"]["reason"]
+
+
+def test_force_node_outside_the_play_is_refused():
+    reason = refusal_with({"g1": stopped(4), "g2": stopped(3), "g3": stopped(2)}, 3, force_node="g1",
+                          out_of_play=["g1"])
+    assert "force_node g1 is outside the play" in reason
+
+
+def test_stopped_members_outside_the_play_are_left_alone_beside_a_primary_component():
+    states = {"g1": running(size=2), "g2": running(size=2), "g3": stopped(30)}
+    result = galera.decide_bootstrap(states, 3, out_of_play=["g3"], mode="converge")
+    assert result["decision"] == "none" and result["join_order"] == []
+    assert "outside the play" in result["nodes"]["g3"]["reason"]
+    assert "2 of the 3 members run" in result["reason"] and "left alone: g3" in result["reason"]
+
+
+def test_a_converge_refuses_a_node_running_outside_the_primary_component():
+    states = {"g1": running(size=2), "g2": running(size=2),
+              "g3": running(status="non-Primary", state="Initialized", size=1)}
+    reason = refusal_with(states, 3, mode="converge")
+    assert "g3 runs outside a Primary component (g3: cluster_status non-Primary)" in reason
+    assert "galera_recover.yml" in reason
+
+
+def test_a_converge_refuses_when_every_node_runs_non_primary():
+    states = dict((h, running(status="non-Primary", state="Initialized", size=1)) for h in ("g1", "g2", "g3"))
+    reason = refusal_with(states, 3, mode="converge")
+    assert "neither stops nor restarts" in reason and "no Primary component runs" in reason
+
+
+def test_a_recovery_joins_a_node_running_outside_the_primary_component():
+    states = {"g1": running(size=2), "g2": running(size=2),
+              "g3": running(status="non-Primary", state="Initialized", size=1)}
+    assert galera.decide_bootstrap(states, 3, mode="recover")["join_order"] == ["g3"]
+
+
+def test_unknown_mode_is_refused():
+    assert "mode must be" in refusal_with({"g1": fresh()}, 1, mode="fix")
+
+
+def refusal_with(states, expected, **options):
+    with pytest.raises(galera.BootstrapRefused) as info:
+        galera.decide_bootstrap(states, expected, **options)
+    return info.value.reason

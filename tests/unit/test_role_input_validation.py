@@ -29,7 +29,7 @@ def run_play(tmp_path, hosts, role, tasks_from, variables):
 @pytest.mark.parametrize("nodes", [["n1", "n2"], ["n1", "n2", "n3", "n4"]])
 def test_galera_refuses_an_even_or_too_small_cluster(tmp_path, nodes):
     result = run_play(tmp_path, nodes, "dbops.clusters.pxc_galera", "cluster_facts.yml",
-                      {"pxc_galera_flavor": "mariadb"})
+                      {"pxc_galera_flavor": "mariadb", "pxc_galera_cluster_group": "all"})
     assert result.returncode != 0
     assert "at least three and an odd count" in result.stdout, result.stdout[-2000:]
 
@@ -42,7 +42,8 @@ def test_galera_refuses_a_flavor_without_galera(tmp_path):
 
 def test_galera_accepts_three_nodes(tmp_path):
     result = run_play(tmp_path, ["n1", "n2", "n3"], "dbops.clusters.pxc_galera", "cluster_facts.yml",
-                      {"pxc_galera_flavor": "mariadb", "pxc_galera_address": "10.0.0.1"})
+                      {"pxc_galera_flavor": "mariadb", "pxc_galera_address": "10.0.0.1",
+                       "pxc_galera_cluster_group": "all"})
     assert result.returncode == 0, result.stdout[-2000:]
 
 

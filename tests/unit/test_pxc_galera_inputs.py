@@ -1,0 +1,138 @@
+"""pxc_galera refuses bad input before any change, naming the variable; membership comes from the inventory
+group; a change of the cluster address alone restarts nothing; a running cluster is never renamed.
+
+Runs ansible-playbook on the controller (-c local) against an inventory with a `galera` group; the checks
+under test fail before the first task that would change a host."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_role(tmp_path, tasks_from, variables, members=("n1", "n2", "n3"), group="galera", limit=None):
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {group: {"hosts": {m: None for m in members}}}}}))
+    (tmp_path / "vars.json").write_text(json.dumps(dict({"pxc_galera_address": "10.0.0.1"}, **variables)))
+    play = tmp_path / "play.yml"
+    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
+        {"name": "Run the role's tasks", "ansible.builtin.include_role": {
+            "name": "dbops.clusters.pxc_galera", "tasks_from": tasks_from}},
+        {"name": "Show the restart reasons", "ansible.builtin.debug": {
+            "msg": "REASONS={{ pxc_galera_restart_reasons | default('unset') | to_json }}"}}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
+               "-c", "local", "-e", "@%s" % (tmp_path / "vars.json"), str(play)]
+    if limit:
+        command += ["--limit", limit]
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False)
+
+
+def refused(result, *words):
+    assert result.returncode != 0, result.stdout[-2000:]
+    for word in words:
+        assert word in result.stdout, "%r not in:\n%s" % (word, result.stdout[-2500:])
+
+
+# ------------------------------------------------------------------------------------------ membership
+
+def test_members_come_from_the_inventory_group_not_the_play(tmp_path):
+    """--limit n1: the group still has 4 members, which is refused as even (the play's 1 host is not counted)."""
+    result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"},
+                      members=("n1", "n2", "n3", "n4"), limit="n1")
+    refused(result, "pxc_galera_cluster_group=galera has 4 members (n1, n2, n3, n4)")
+
+
+def test_a_missing_group_is_refused_naming_the_variable(tmp_path):
+    result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"}, group="db")
+    refused(result, "pxc_galera_cluster_group=galera: no such inventory group")
+
+
+def test_the_former_membership_variable_is_refused(tmp_path):
+    result = run_role(tmp_path, "cluster_facts.yml",
+                      {"pxc_galera_flavor": "mariadb", "pxc_galera_nodes": ["n1", "n2", "n3"]})
+    refused(result, "pxc_galera_nodes is no longer read")
+
+
+# ------------------------------------------------------------------------------------------- bad input
+
+def test_bad_numbers_are_refused_each_naming_its_variable(tmp_path):
+    """One run: the range check loops over every number, so each bad one is named."""
+    result = run_role(tmp_path, "plan.yml", {
+        "pxc_galera_flavor": "mariadb", "pxc_galera_port": 70000, "pxc_galera_gcache_min_mb": -128,
+        "pxc_galera_write_mb_per_hour": -5, "pxc_galera_fc_limit": 0, "pxc_galera_join_timeout": -1,
+        "pxc_galera_ist_window_minutes": "ten"})
+    refused(result, "pxc_galera_port=70000: must be a whole number from 1 to 65535",
+            "pxc_galera_gcache_min_mb=-128: must be a whole number from 1",
+            "pxc_galera_write_mb_per_hour=-5: must be a whole number from 0",
+            "pxc_galera_fc_limit=0: must be a whole number from 1",
+            "pxc_galera_join_timeout=-1: must be a whole number from 1",
+            "pxc_galera_ist_window_minutes=ten: must be a whole number")
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("pxc_galera_evs_inactive_check_period", "PT0S", "pxc_galera_evs_inactive_check_period=PT0S: not an ISO 8601"),
+    ("pxc_galera_cluster_name", "my cluster;", "pxc_galera_cluster_name=my cluster;: use 1 to 32"),
+])
+def test_bad_durations_and_names_are_refused(tmp_path, name, value, words):
+    refused(run_role(tmp_path, "plan.yml", {"pxc_galera_flavor": "mariadb", name: value}), words)
+
+
+def test_bad_provider_options_are_refused_each_naming_the_option(tmp_path):
+    """One run: the check loops over every option, so each bad one is named with what it must be."""
+    result = run_role(tmp_path, "plan.yml", {"pxc_galera_flavor": "mariadb", "pxc_galera_extra_provider_options": {
+        "gcache.size": "0", "gcs.fc_limit": "100; pc.ignore_sb=yes", "evs.suspect_timeout": "5",
+        "pc.ignore_sb": "maybe", "gcs.fc_factor": "1.5", "socket.ssl_cipher": "A B", "Bad Name": "1",
+        "gcache.page_size": "-1G", "gcs.max_packet_size": "64K"}})
+    refused(result,
+            "gcache.size=0 is not a valid Galera provider option (a positive size such as 512M)",
+            "gcache.page_size=-1G is not a valid Galera provider option (a positive size",
+            "gcs.fc_limit=100; pc.ignore_sb=yes is not a valid Galera provider option (a positive whole number)",
+            "evs.suspect_timeout=5 is not a valid Galera provider option (an ISO 8601",
+            "pc.ignore_sb=maybe is not a valid Galera provider option (yes or no)",
+            "gcs.fc_factor=1.5 is not a valid Galera provider option (a fraction",
+            "socket.ssl_cipher=A B is not a valid Galera provider option (a dotted name",
+            "Bad Name=1 is not a valid Galera provider option")
+    assert "gcs.max_packet_size=64K is not" not in result.stdout, "a valid option was refused"
+
+
+# ------------------------------------------------------------------------- restarts and online changes
+
+def decision_none(members=("n1", "n2", "n3")):
+    return {"nodes": {m: {"action": "none", "reason": "runs"} for m in members}}
+
+
+def test_a_change_of_the_cluster_address_alone_restarts_nothing(tmp_path):
+    result = run_role(tmp_path, "schedule_restart.yml", {
+        "pxc_galera_decision": decision_none(),
+        "pxc_galera_config_innodb": {"restart_reasons": []},
+        "pxc_galera_config_wsrep": {"restart_reasons": [
+            "wsrep_cluster_address: gcomm://10.0.0.1,10.0.0.2,10.0.0.3 -> gcomm://10.0.0.1,10.0.0.2,10.0.0.3,"
+            "10.0.0.4,10.0.0.5"]}})
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert 'REASONS=[]' in result.stdout
+    assert "RUNNING HANDLER" not in result.stdout
+
+
+def test_a_static_change_beside_the_address_still_restarts(tmp_path):
+    result = run_role(tmp_path, "schedule_restart.yml", {
+        "pxc_galera_decision": decision_none(),
+        "pxc_galera_config_innodb": {"restart_reasons": ["innodb_log_file_size: 48M -> 96M"]},
+        "pxc_galera_config_wsrep": {"restart_reasons": ["wsrep_cluster_address: gcomm://a -> gcomm://a,b"]},
+        "pxc_galera_gate_timeout": 1})
+    assert 'REASONS=["innodb_log_file_size: 48M -> 96M"]' in result.stdout, result.stdout[-2000:]
+    assert "RUNNING HANDLER [dbops.clusters.pxc_galera : Restart changed Galera members" in result.stdout
+
+
+def test_a_running_cluster_is_never_renamed(tmp_path):
+    state = {"running": True, "wsrep": {"cluster_status": "Primary", "cluster_name": "old_name"}}
+    result = run_role(tmp_path, "configure.yml", {
+        "pxc_galera_flavor": "mariadb", "pxc_galera_flavor_info": {"galera": {"service": "mariadb"}},
+        "pxc_galera_members": ["n1", "n2", "n3"], "pxc_galera_state": state, "pxc_galera_cluster_name": "new_name"})
+    refused(result, "pxc_galera_cluster_name=new_name, but the cluster runs as old_name",
+            "stop every member cleanly, one at a time")
