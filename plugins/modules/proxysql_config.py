@@ -1,0 +1,282 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: proxysql_config
+short_description: Declare the rows of ProxySQL's admin tables and publish only what changed
+version_added: 0.1.0
+description:
+  - Compares declared rows of C(mysql_servers), C(mysql_users), C(mysql_query_rules),
+    C(mysql_replication_hostgroups), C(mysql_galera_hostgroups), C(mysql_group_replication_hostgroups),
+    C(mysql_hostgroup_attributes), C(global_variables), C(proxysql_servers) and C(scheduler) with ProxySQL's
+    admin (memory) tables, applies only the difference, then runs C(LOAD ... TO RUNTIME) and
+    C(SAVE ... TO DISK) for the admin modules whose tables changed, and for no other.
+  - A row names its key columns (the table's primary key) and the columns it pins; columns it leaves out
+    keep the server's value. Keys are C(hostgroup_id, hostname, port) for C(mysql_servers),
+    C(username, backend) for C(mysql_users), C(rule_id) for C(mysql_query_rules), C(writer_hostgroup) for the
+    three hostgroup tables, C(hostgroup_id) for C(mysql_hostgroup_attributes), C(hostname, port) for
+    C(proxysql_servers), C(id) for C(scheduler).
+  - A clear password in C(mysql_users) is compared with what ProxySQL stores, which is the clear text or,
+    after C(SAVE MYSQL USERS FROM RUNTIME), its hash (C(mysql_native_password) C(*SHA1(SHA1())) or a
+    C(caching_sha2_password) SHA-256 crypt); so a second run reports no change. Passwords are sent as query
+    parameters and never returned; C(queries) shows placeholders only.
+  - Users are judged on C(mysql_users), never on C(runtime_mysql_users), which holds each user twice
+    (frontend and backend rows).
+  - With I(prune), rows of the named tables that are not declared are deleted. C(global_variables) can
+    never be pruned.
+attributes:
+  check_mode:
+    support: full
+    details: Reads the tables and returns the statements it would run, without running them.
+  diff_mode:
+    support: full
+    details: Before/after of each changed row, passwords redacted.
+options:
+  login_host:
+    description: Address of ProxySQL's admin interface.
+    type: str
+    default: 127.0.0.1
+  login_port:
+    description: Port of the admin interface.
+    type: int
+    default: 6032
+  login_user:
+    description: Admin user. Required unless I(login_config_file) names one.
+    type: str
+  login_password:
+    description: Password of I(login_user). Prefer I(login_config_file).
+    type: str
+  login_config_file:
+    description: An option file (mode 0600) with C([client]) user, password, host and port of the admin interface.
+    type: path
+  connect_timeout:
+    description: Seconds to wait for the connection.
+    type: int
+    default: 10
+  mysql_servers:
+    description: Rows of C(mysql_servers).
+    type: list
+    elements: dict
+  mysql_users:
+    description: Rows of C(mysql_users); C(password) may be clear text or a hash.
+    type: list
+    elements: dict
+  mysql_query_rules:
+    description: Rows of C(mysql_query_rules).
+    type: list
+    elements: dict
+  mysql_replication_hostgroups:
+    description: Rows of C(mysql_replication_hostgroups) (async source/replicas told apart by C(read_only)).
+    type: list
+    elements: dict
+  mysql_galera_hostgroups:
+    description: Rows of C(mysql_galera_hostgroups).
+    type: list
+    elements: dict
+  mysql_group_replication_hostgroups:
+    description: Rows of C(mysql_group_replication_hostgroups).
+    type: list
+    elements: dict
+  mysql_hostgroup_attributes:
+    description: Rows of C(mysql_hostgroup_attributes).
+    type: list
+    elements: dict
+  global_variables:
+    description: "Variables to pin, C({name: value}); names start with C(mysql-) or C(admin-)."
+    type: dict
+  proxysql_servers:
+    description: Rows of C(proxysql_servers) (ProxySQL Cluster peers).
+    type: list
+    elements: dict
+  scheduler:
+    description: Rows of C(scheduler).
+    type: list
+    elements: dict
+  prune:
+    description: Tables whose rows that are not declared are deleted.
+    type: list
+    elements: str
+    default: []
+  save_to_disk:
+    description: Run C(SAVE ... TO DISK) after C(LOAD ... TO RUNTIME) for each changed admin module.
+    type: bool
+    default: true
+requirements:
+  - PyMySQL (python3-pymysql on Debian)
+author:
+  - dbops.clusters contributors
+"""
+
+EXAMPLES = r"""
+- name: A weighted single writer with ordered fallbacks and a read/write split
+  dbops.clusters.proxysql_config:
+    login_config_file: /root/.proxysql-admin.cnf
+    mysql_servers:
+      - {hostgroup_id: 10, hostname: 10.0.0.11, weight: 1000000000}
+      - {hostgroup_id: 10, hostname: 10.0.0.12, weight: 1000000}
+      - {hostgroup_id: 20, hostname: 10.0.0.12, weight: 1000}
+    mysql_users:
+      - {username: app, password: "{{ app_password }}", default_hostgroup: 10, transaction_persistent: 1}
+    mysql_query_rules:
+      - {rule_id: 100, active: 1, match_digest: '^SELECT .* FOR (UPDATE|SHARE)', destination_hostgroup: 10, apply: 1}
+      - {rule_id: 110, active: 1, match_digest: '^SELECT ', destination_hostgroup: 20, apply: 1}
+    global_variables:
+      mysql-monitor_username: monitor
+      mysql-monitor_password: "{{ monitor_password }}"
+    prune: [mysql_servers, mysql_query_rules]
+"""
+
+RETURN = r"""
+queries:
+  description: Statements run (or, in check mode, that would run), with placeholders instead of values.
+  returned: always
+  type: list
+  elements: str
+publish:
+  description: LOAD/SAVE commands run for the changed admin modules.
+  returned: always
+  type: list
+  elements: str
+changes:
+  description: Rows inserted, updated and deleted per table.
+  returned: always
+  type: dict
+  sample: {mysql_servers: {insert: 1, update: 0, delete: 2}}
+decision:
+  description: C(unchanged) or C(applied) (C(planned) in check mode).
+  returned: always
+  type: str
+reason:
+  description: Why, in words.
+  returned: always
+  type: str
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.dbops.clusters.plugins.module_utils import proxysql_config as planner
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
+    HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_, read_option_file)
+
+try:
+    import pymysql
+except ImportError:  # pragma: no cover - reported through HAS_PYMYSQL
+    pymysql = None
+
+ROW_TABLES = [table for table in planner.TABLES if table != "global_variables"]
+
+
+def admin_connection(params):
+    kwargs = {"host": params["login_host"], "port": params["login_port"],
+              "connect_timeout": params["connect_timeout"], "autocommit": True}
+    if params.get("login_config_file"):
+        options = read_option_file(params["login_config_file"])
+        for key in ("user", "password", "host"):
+            if key in options:
+                kwargs[key] = options[key]
+        if "port" in options:
+            kwargs["port"] = int(options["port"])
+    if params.get("login_user"):
+        kwargs["user"] = params["login_user"]
+    if params.get("login_password") is not None:
+        kwargs["password"] = params["login_password"]
+    if not kwargs.get("user"):
+        raise ConnectionError_("no admin user: set login_user or a user in login_config_file")
+    try:
+        return pymysql.connect(**kwargs)
+    except pymysql.err.MySQLError as err:
+        raise ConnectionError_("cannot connect to ProxySQL admin at %s:%s as %s: %s"
+                               % (kwargs["host"], kwargs["port"], kwargs["user"], err))
+
+
+def fetch_rows(connection, table):
+    with connection.cursor(pymysql.cursors.DictCursor) as cursor:
+        cursor.execute("SELECT * FROM %s" % table)  # table names come from planner.TABLES only
+        return [dict((column, planner.as_text(value)) for column, value in row.items())
+                for row in cursor.fetchall()]
+
+
+def main():
+    argument_spec = dict(
+        login_host=dict(type="str", default="127.0.0.1"),
+        login_port=dict(type="int", default=6032),
+        login_user=dict(type="str"),
+        login_password=dict(type="str", no_log=True),
+        login_config_file=dict(type="path"),
+        connect_timeout=dict(type="int", default=10),
+        global_variables=dict(type="dict"),
+        prune=dict(type="list", elements="str", default=[]),
+        save_to_disk=dict(type="bool", default=True),
+    )
+    for table in ROW_TABLES:
+        argument_spec[table] = dict(type="list", elements="dict")
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    if not HAS_PYMYSQL:
+        module.fail_json(msg=missing_required_lib("PyMySQL"), exception=PYMYSQL_IMPORT_ERROR)
+
+    declaration = {}
+    for table in ROW_TABLES:
+        if module.params[table] is not None:
+            declaration[table] = module.params[table]
+    for user in declaration.get("mysql_users", []):
+        if user.get("password"):
+            module.no_log_values.add(str(user["password"]))
+    if module.params["global_variables"] is not None:
+        declaration["global_variables"] = [
+            {"variable_name": name, "variable_value": value}
+            for name, value in sorted(module.params["global_variables"].items())]
+        for name, value in module.params["global_variables"].items():
+            if name in planner.SECRET_VARIABLES and value:
+                module.no_log_values.add(str(value))
+
+    result = dict(changed=False, queries=[], publish=[], changes={}, decision="unchanged", reason="")
+    try:
+        connection = admin_connection(module.params)
+    except ConnectionError_ as err:
+        module.fail_json(msg=str(err), **result)
+    try:
+        current = dict((table, fetch_rows(connection, table)) for table in declaration)
+        the_plan = planner.plan(declaration, current, prune_tables=module.params["prune"],
+                                save=module.params["save_to_disk"])
+    except planner.PlanError as err:
+        module.fail_json(msg=str(err), **result)
+    except pymysql.err.MySQLError as err:
+        module.fail_json(msg="reading ProxySQL's admin tables failed: %s" % err, **result)
+
+    result["queries"] = [sql for sql, dummy in the_plan["statements"]]
+    result["publish"] = the_plan["publish"]
+    result["changes"] = planner.summary(the_plan)
+    if not the_plan["statements"]:
+        result["reason"] = "every declared row already matches the admin tables"
+        module.exit_json(**result)
+    result["changed"] = True
+    result["diff"] = the_plan["diff"]
+    result["reason"] = "%d statement(s) on %s; publishing %s" % (
+        len(the_plan["statements"]), ", ".join(sorted(the_plan["changes"])), ", ".join(the_plan["modules"]))
+    if module.check_mode:
+        result["decision"] = "planned"
+        module.exit_json(**result)
+    try:
+        with connection.cursor() as cursor:
+            for sql, args in the_plan["statements"]:
+                cursor.execute(sql, args)
+            for command in the_plan["publish"]:
+                cursor.execute(command)
+    except pymysql.err.MySQLError as err:
+        module.fail_json(msg="applying the change failed: %s" % err, exception=traceback.format_exc(), **result)
+    finally:
+        connection.close()
+    result["decision"] = "applied"
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""Unit tests for module_utils/proxysql_config.py: the planner behind the proxysql_config module.
+
+Current rows are shaped as ProxySQL 2.7's admin interface returns them: every value as text.
+"""
+import hashlib
+
+import pytest
+
+from ansible_collections.dbops.clusters.plugins.module_utils import proxysql_config as planner
+
+
+def native_hash(password):
+    return "*" + hashlib.sha1(hashlib.sha1(password.encode()).digest()).hexdigest().upper()
+
+
+def server(hostgroup, host, weight, **extra):
+    row = {"hostgroup_id": str(hostgroup), "hostname": host, "port": "3306", "gtid_port": "0",
+           "status": "ONLINE", "weight": str(weight), "compression": "0", "max_connections": "1000",
+           "max_replication_lag": "0", "use_ssl": "0", "max_latency_ms": "0", "comment": ""}
+    row.update(extra)
+    return row
+
+
+def user(name, password, hostgroup=10):
+    return {"username": name, "password": password, "active": "1", "use_ssl": "0",
+            "default_hostgroup": str(hostgroup), "default_schema": None, "schema_locked": "0",
+            "transaction_persistent": "1", "fast_forward": "0", "backend": "1", "frontend": "1",
+            "max_connections": "10000", "attributes": "", "comment": ""}
+
+
+def test_matching_rows_plan_nothing_and_publish_nothing():
+    current = {"mysql_servers": [server(10, "10.0.0.1", 1000000000)]}
+    declared = {"mysql_servers": [{"hostgroup_id": 10, "hostname": "10.0.0.1", "weight": 1000000000}]}
+    result = planner.plan(declared, current)
+    assert result["statements"] == []
+    assert result["publish"] == []
+
+
+def test_changed_weight_is_one_update_and_only_mysql_servers_is_published():
+    current = {"mysql_servers": [server(10, "10.0.0.1", 1000)],
+               "mysql_users": [user("app", "secret")]}
+    declared = {"mysql_servers": [{"hostgroup_id": 10, "hostname": "10.0.0.1", "weight": 1000000000}],
+                "mysql_users": [{"username": "app", "password": "secret"}]}
+    result = planner.plan(declared, current)
+    assert result["statements"] == [
+        ("UPDATE mysql_servers SET weight=%s WHERE hostgroup_id=%s AND hostname=%s AND port=%s",
+         ["1000000000", "10", "10.0.0.1", "3306"])]
+    assert result["publish"] == ["LOAD MYSQL SERVERS TO RUNTIME", "SAVE MYSQL SERVERS TO DISK"]
+
+
+def test_new_row_is_inserted_with_the_default_port():
+    result = planner.plan({"mysql_servers": [{"hostgroup_id": 11, "hostname": "10.0.0.2", "weight": 5}]},
+                          {"mysql_servers": []})
+    sql, args = result["statements"][0]
+    assert sql == "INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight) VALUES (%s, %s, %s, %s)"
+    assert args == ["11", "10.0.0.2", "3306", "5"]
+
+
+def test_hostgroup_tables_publish_mysql_servers():
+    result = planner.plan({"mysql_galera_hostgroups": [{"writer_hostgroup": 10, "backup_writer_hostgroup": 12,
+                                                        "reader_hostgroup": 20, "offline_hostgroup": 9999,
+                                                        "max_writers": 1, "writer_is_also_reader": 0}]},
+                          {"mysql_galera_hostgroups": []})
+    assert result["publish"] == ["LOAD MYSQL SERVERS TO RUNTIME", "SAVE MYSQL SERVERS TO DISK"]
+
+
+@pytest.mark.parametrize("stored", ["secret", native_hash("secret")])
+def test_clear_password_equals_its_stored_clear_text_or_native_hash(stored):
+    result = planner.plan({"mysql_users": [{"username": "app", "password": "secret"}]},
+                          {"mysql_users": [user("app", stored)]})
+    assert result["statements"] == []
+
+
+def test_caching_sha2_hash_is_recognised():
+    # '$A$005$' + 20-byte salt + SHA-256 crypt digest, computed by the shared helper used for MySQL accounts.
+    from ansible_collections.dbops.clusters.plugins.module_utils.mysql_privileges import sha256_crypt
+    salt = "abcdefghijklmnopqrst"
+    stored = "$A$005$" + salt + sha256_crypt("secret", salt, 5000)
+    assert planner.hashed_password_matches(stored, "secret")
+    assert not planner.hashed_password_matches(stored, "other")
+
+
+def test_changed_password_against_a_hash_is_an_update_with_the_secret_redacted_in_the_diff():
+    result = planner.plan({"mysql_users": [{"username": "app", "password": "new-secret"}]},
+                          {"mysql_users": [user("app", native_hash("secret"))]})
+    (sql, args), = result["statements"]
+    assert sql == "UPDATE mysql_users SET password=%s WHERE username=%s AND backend=%s"
+    assert args == ["new-secret", "app", "1"]
+    assert result["publish"] == ["LOAD MYSQL USERS TO RUNTIME", "SAVE MYSQL USERS TO DISK"]
+    assert result["diff"]["after"]["mysql_users"] == [{"username": "app", "backend": "1", "password": "********"}]
+    assert "new-secret" not in repr(result["diff"]) and "secret" not in repr(result["diff"]["before"])
+
+
+def test_declared_hash_is_compared_as_text():
+    stored = native_hash("secret")
+    assert planner.plan({"mysql_users": [{"username": "app", "password": stored}]},
+                        {"mysql_users": [user("app", stored)]})["statements"] == []
+    assert planner.plan({"mysql_users": [{"username": "app", "password": native_hash("x")}]},
+                        {"mysql_users": [user("app", stored)]})["statements"]
+
+
+def test_prune_deletes_only_undeclared_rows_of_pruned_tables():
+    current = {"mysql_query_rules": [{"rule_id": "1", "match_digest": "^SELECT", "apply": "1"},
+                                     {"rule_id": "2", "match_digest": "x", "apply": "1"}],
+               "mysql_servers": [server(10, "10.0.0.1", 1), server(10, "10.0.0.9", 1)]}
+    declared = {"mysql_query_rules": [{"rule_id": 1, "match_digest": "^SELECT"}],
+                "mysql_servers": [{"hostgroup_id": 10, "hostname": "10.0.0.1"}]}
+    result = planner.plan(declared, current, prune_tables=["mysql_query_rules"])
+    assert result["statements"] == [("DELETE FROM mysql_query_rules WHERE rule_id=%s", ["2"])]
+    assert result["publish"] == ["LOAD MYSQL QUERY RULES TO RUNTIME", "SAVE MYSQL QUERY RULES TO DISK"]
+    assert planner.plan(declared, current)["statements"] == []
+
+
+def test_prune_refuses_global_variables_and_undeclared_tables():
+    with pytest.raises(planner.PlanError, match="cannot be pruned"):
+        planner.plan({"global_variables": []}, {"global_variables": []}, prune_tables=["global_variables"])
+    with pytest.raises(planner.PlanError, match="not declared"):
+        planner.plan({}, {}, prune_tables=["mysql_servers"])
+
+
+def test_global_variables_publish_by_prefix_and_refuse_unknown_names():
+    current = {"global_variables": [{"variable_name": "mysql-monitor_username", "variable_value": "monitor"},
+                                    {"variable_name": "admin-refresh_interval", "variable_value": "2000"}]}
+    declared = {"global_variables": [{"variable_name": "mysql-monitor_username", "variable_value": "mon"},
+                                     {"variable_name": "admin-refresh_interval", "variable_value": 2000}]}
+    result = planner.plan(declared, current, save=False)
+    assert result["publish"] == ["LOAD MYSQL VARIABLES TO RUNTIME"]
+    with pytest.raises(planner.PlanError, match="does not exist"):
+        planner.plan({"global_variables": [{"variable_name": "mysql-nope", "variable_value": "1"}]}, current)
+
+
+def test_secret_variables_are_redacted_in_the_diff():
+    current = {"global_variables": [{"variable_name": "mysql-monitor_password", "variable_value": "old"}]}
+    result = planner.plan({"global_variables": [{"variable_name": "mysql-monitor_password",
+                                                 "variable_value": "new"}]}, current)
+    assert "new" not in repr(result["diff"]) and "old" not in repr(result["diff"])
+
+
+def test_missing_key_duplicate_rows_and_unknown_columns_are_refused():
+    with pytest.raises(planner.PlanError, match="has no hostname"):
+        planner.plan({"mysql_servers": [{"hostgroup_id": 1}]}, {"mysql_servers": []})
+    with pytest.raises(planner.PlanError, match="declared twice"):
+        planner.plan({"mysql_query_rules": [{"rule_id": 1}, {"rule_id": "1"}]}, {"mysql_query_rules": []})
+    with pytest.raises(planner.PlanError, match="no column 'wieght'"):
+        planner.plan({"mysql_servers": [{"hostgroup_id": 10, "hostname": "10.0.0.1", "wieght": 1}]},
+                     {"mysql_servers": [server(10, "10.0.0.1", 1)]})
+
+
+def test_booleans_and_nulls_compare_as_proxysql_prints_them():
+    current = {"mysql_query_rules": [{"rule_id": "1", "active": "1", "username": None}]}
+    assert planner.plan({"mysql_query_rules": [{"rule_id": 1, "active": True, "username": None}]},
+                        current)["statements"] == []
