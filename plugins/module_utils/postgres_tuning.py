@@ -516,6 +516,11 @@ def recommend(facts, overrides=None, unsafe_rules=None, archive_command=None):
             raise TuningInputError("unsafe_rules", "unsafe_rules: %r is not a rule (%s)" % (rule, ", ".join(RULES)))
     if not archive_command:
         raise TuningInputError("archive_command", "archive_command is required (rule pitr)")
+    if "max_connections" in overrides:
+        # the memory budget must plan for the connections that will really be allowed
+        f["max_connections"] = _int_fact({"max_connections": check_known("max_connections",
+                                                                         overrides["max_connections"])},
+                                         "max_connections", 5)
     warnings = []
     settings = {}
     mem = _memory(f, settings, warnings)

@@ -218,3 +218,10 @@ def test_rendered_file_has_a_reason_above_every_setting():
         if line and not line.startswith("#"):
             assert lines[number - 1].startswith("# ")
     assert "archive_command = 'test ! -f /a/%f && cp %p /a/%f'" in lines
+
+
+def test_overridden_max_connections_is_what_work_mem_is_bounded_by():
+    planned = run(VM16, max_connections=100)
+    overridden = run(VM16, {"max_connections": 400}, max_connections=100)
+    assert work_mem_kb(overridden) < work_mem_kb(planned)
+    assert overridden["settings"]["max_connections"]["value"] == "400"
