@@ -398,8 +398,8 @@ def _safety(f, settings, archive_command):
     settings["wal_level"] = _setting("replica", "rule replica_wal: WAL usable by streaming replicas and PITR", "rule")
     settings["archive_mode"] = _setting("on", "rule pitr: every WAL segment is archived", "rule")
     settings["archive_command"] = _setting(
-        archive_command, "rule pitr: copy each segment, fsync it, then rename, so a crash never leaves a partial "
-                         "segment under its final name; fails (and PostgreSQL retries) if it already exists", "rule")
+        archive_command, "rule pitr: each completed WAL segment goes through this command; PostgreSQL keeps the "
+                         "segment and retries until it succeeds, and pg_stat_archiver reports failures", "rule")
     settings["fsync"] = _setting("on", "rule acid and crash_recovery", "rule")
     settings["synchronous_commit"] = _setting("on", "rule acid: COMMIT returns after the WAL is on disk", "rule")
     settings["full_page_writes"] = _setting("on", "rule crash_recovery: torn pages are repaired from WAL", "rule")
