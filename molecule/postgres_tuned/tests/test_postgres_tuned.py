@@ -1,0 +1,99 @@
+"""Verify the single-server scenario against the running PostgreSQL: tuning, configuration file, six rules."""
+import json
+
+import psycopg2
+import pytest
+
+from ansible_collections.dbops.clusters.plugins.module_utils.postgres_settings import normalize
+
+APP_PASSWORD = "molecule-app-secret"     # the scenario's test role (molecule.yml)
+CONF = "/etc/postgresql/17/main/conf.d/50-dbops.conf"
+
+
+@pytest.fixture(scope="module")
+def pg1(lab_hosts):
+    return lab_hosts["pg1"]
+
+
+@pytest.fixture(scope="module")
+def catalogue(pg1):
+    """{name: pg_settings row} read as the postgres superuser on the socket."""
+    query = ("SELECT json_object_agg(name, json_build_object('setting', setting, 'unit', unit, 'vartype', vartype, "
+             "'context', context, 'pending_restart', pending_restart)) FROM pg_settings")
+    result = pg1.run("runuser -u postgres -- psql -X -At -c %s", query)
+    assert result.rc == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_running_server_reports_the_tuned_values(pg1, catalogue):
+    report = json.loads(pg1.file("/root/dbops-tuning.json").content_string)
+    mismatches = {}
+    for name, setting in report.items():
+        row = catalogue[name]
+        if normalize(name, row["setting"], row) != normalize(name, setting["value"], row):
+            mismatches[name] = "running %s %s, report %s" % (row["setting"], row["unit"] or "", setting["value"])
+    assert not mismatches
+    assert not [name for name, row in catalogue.items() if row["pending_restart"]]
+    # side_effect's overrides are live: one applied with a reload, one after a restart
+    assert catalogue["work_mem"]["setting"] == str(6 * 1024)
+    assert catalogue["max_worker_processes"]["setting"] == "9"
+    # shared_buffers follows the hot-data rule, not PostgreSQL's 128MB default
+    assert report["shared_buffers"]["value"] != "128MB" and "fits in memory" in report["shared_buffers"]["reason"]
+
+
+@pytest.mark.parametrize("name,allowed", [
+    ("fsync", {"on"}), ("full_page_writes", {"on"}), ("synchronous_commit", {"on", "local", "remote_write",
+                                                                             "remote_apply"}),
+    ("autovacuum", {"on"}), ("track_counts", {"on"}), ("wal_level", {"replica", "logical"}),
+    ("archive_mode", {"on", "always"}), ("data_checksums", {"on"}), ("password_encryption", {"scram-sha-256"}),
+])
+def test_six_rules_hold(catalogue, name, allowed):
+    assert catalogue[name]["setting"] in allowed
+
+
+def test_archive_receives_wal(pg1):
+    archived = pg1.run("runuser -u postgres -- psql -X -At -c %s",
+                       "SELECT archived_count, last_archived_wal, last_failed_time < last_archived_time "
+                       "OR last_failed_time IS NULL FROM pg_stat_archiver")
+    count, last, healthy = archived.stdout.strip().split("|")
+    assert int(count) > 0 and healthy == "t"
+    assert pg1.file("/var/lib/postgresql/wal_archive/" + last).size == 16 * 1024 * 1024
+
+
+def test_configuration_file_explains_every_setting(pg1):
+    lines = pg1.file(CONF).content_string.splitlines()
+    settings = [n for n, line in enumerate(lines) if line and not line.startswith("#")]
+    assert len(settings) > 30
+    for number in settings:
+        assert lines[number - 1].startswith("# "), "no reason above: " + lines[number]
+    assert any(line.startswith("# override by user; the engine would set") for line in lines)
+
+
+def test_app_role_logs_in_with_scram_over_tcp(pg1, lab_ips):
+    connection = psycopg2.connect(host=lab_ips["pg1"], user="app", password=APP_PASSWORD, dbname="app",
+                                  connect_timeout=5)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_user")
+        assert cursor.fetchone()[0] == "app"
+    connection.close()
+    stored = pg1.run("runuser -u postgres -- psql -X -At -c %s",
+                     "SELECT rolpassword LIKE 'SCRAM-SHA-256$%' FROM pg_authid WHERE rolname = 'app'")
+    assert stored.stdout.strip() == "t"
+
+
+@pytest.mark.parametrize("user,password", [("app", "wrong"), ("postgres", ""), ("app", "")])
+def test_wrong_or_missing_password_refused(lab_ips, user, password):
+    with pytest.raises(psycopg2.OperationalError):
+        psycopg2.connect(host=lab_ips["pg1"], user=user, password=password, dbname="app", connect_timeout=5)
+
+
+def test_no_trust_and_no_peer_except_the_superuser(pg1):
+    rules = pg1.run("runuser -u postgres -- psql -X -At -c %s",
+                    "SELECT type, user_name, auth_method FROM pg_hba_file_rules")
+    for line in rules.stdout.splitlines():
+        kind, users, method = line.split("|")
+        assert method != "trust"
+        if method == "peer":
+            assert kind == "local" and users == "{postgres}"
+        else:
+            assert method == "scram-sha-256"

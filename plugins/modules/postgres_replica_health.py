@@ -1,0 +1,170 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: postgres_replica_health
+short_description: Wait until PostgreSQL replicas stream and their replay lag is under a threshold
+version_added: 0.1.0
+description:
+  - On a replica (a server in recovery), waits until its WAL receiver is C(streaming) and its replay is at most
+    O(max_lag_bytes) behind what it received.
+  - On a primary, waits until every replica named in O(replicas) (their C(application_name)) is C(streaming) in
+    C(pg_stat_replication) with its replay position at most O(max_lag_bytes) behind the primary's current WAL.
+  - Fails at the timeout with the state it last saw, so a rolling playbook stops there.
+options:
+  replicas:
+    description: On a primary, the application names that must stream. Ignored on a replica.
+    type: list
+    elements: str
+    default: []
+  max_lag_bytes:
+    description: Largest replay lag accepted, in bytes of WAL.
+    type: int
+    default: 16777216
+  timeout:
+    description: Seconds to wait.
+    type: int
+    default: 120
+  expect:
+    description: The role the server must have; C(any) accepts both.
+    type: str
+    choices: [any, primary, replica]
+    default: any
+  login_unix_socket:
+    description: Socket directory used when O(login_host) is not set.
+    type: path
+    default: /var/run/postgresql
+  login_host:
+    description: Connect over TCP to this host instead.
+    type: str
+  login_port:
+    description: Port.
+    type: int
+    default: 5432
+  login_user:
+    description: Role to log in as (peer on the socket).
+    type: str
+    default: postgres
+  login_password:
+    description: Password over TCP.
+    type: str
+  login_db:
+    description: Database to connect to.
+    type: str
+    default: postgres
+  connect_timeout:
+    description: Seconds to wait for a connection.
+    type: int
+    default: 10
+requirements: [psycopg2]
+attributes:
+  check_mode:
+    support: full
+    description: Only reads; behaves the same in check mode.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+author:
+  - dbops.clusters maintainers (@dbops)
+"""
+
+EXAMPLES = r"""
+- name: Gate on this replica
+  dbops.clusters.postgres_replica_health:
+    max_lag_bytes: 1048576
+    timeout: 120
+
+- name: Gate on the primary for both replicas
+  dbops.clusters.postgres_replica_health:
+    replicas: [pg2, pg3]
+    expect: primary
+"""
+
+RETURN = r"""
+in_recovery:
+  description: Whether the server is a replica.
+  returned: always
+  type: bool
+state:
+  description: What the gate saw last (receiver status and lag on a replica, one row per replica on a primary).
+  returned: always
+  type: dict
+waited:
+  description: Seconds waited.
+  returned: always
+  type: float
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.dbops.clusters.plugins.module_utils import postgres_connection as pgc
+from ansible_collections.dbops.clusters.plugins.module_utils.postgres_replication import (
+    primary_verdict,
+    replica_verdict,
+)
+
+REPLICA_SQL = ("SELECT (SELECT status FROM pg_stat_wal_receiver), "
+               "pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint, "
+               "pg_last_wal_receive_lsn()::text, pg_last_wal_replay_lsn()::text")
+PRIMARY_SQL = ("SELECT application_name, state, pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint "
+               "FROM pg_stat_replication")
+
+
+def observe(connection):
+    in_recovery = pgc.query(connection, "SELECT pg_is_in_recovery()")[0][0]
+    if in_recovery:
+        status, lag, received, replayed = pgc.query(connection, REPLICA_SQL)[0]
+        return True, dict(receiver=status, lag_bytes=lag, received_lsn=received, replayed_lsn=replayed)
+    rows = pgc.query(connection, PRIMARY_SQL)
+    return False, dict((name, dict(state=state, lag_bytes=lag)) for name, state, lag in rows)
+
+
+def main():
+    spec = dict(
+        replicas=dict(type="list", elements="str", default=[]),
+        max_lag_bytes=dict(type="int", default=16777216),
+        timeout=dict(type="int", default=120),
+        expect=dict(type="str", choices=["any", "primary", "replica"], default="any"),
+    )
+    spec.update(pgc.LOGIN_ARGUMENT_SPEC)
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    if not pgc.HAS_PSYCOPG2:
+        module.fail_json(msg=missing_required_lib("psycopg2"), exception=str(pgc.PSYCOPG2_IMPORT_ERROR))
+    params = module.params
+    started = time.time()
+    problem, in_recovery, state = "not checked yet", None, {}
+    while True:
+        try:
+            connection = pgc.connect(params)
+            try:
+                in_recovery, state = observe(connection)
+            finally:
+                connection.close()
+            if params["expect"] == "primary" and in_recovery:
+                problem = "the server is a replica, a primary was expected"
+            elif params["expect"] == "replica" and not in_recovery:
+                problem = "the server is a primary, a replica was expected"
+            elif in_recovery:
+                problem = replica_verdict(state, params["max_lag_bytes"])
+            else:
+                problem = primary_verdict(state, params["replicas"], params["max_lag_bytes"])
+        except pgc.psycopg2.Error as err:
+            problem = "cannot query the server: %s" % str(err).strip()
+        waited = round(time.time() - started, 1)
+        if problem is None:
+            module.exit_json(changed=False, in_recovery=in_recovery, state=state, waited=waited)
+        if waited >= params["timeout"]:
+            module.fail_json(msg="health gate timed out after %s s: %s" % (waited, problem),
+                             in_recovery=in_recovery, state=state, waited=waited)
+        time.sleep(0.5)
+
+
+if __name__ == "__main__":
+    main()
