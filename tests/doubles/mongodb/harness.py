@@ -72,6 +72,18 @@ class Node:
         except OSError:
             return False
 
+    def start_router(self, configdb, binary_version=None):
+        """Run this node as a mongos of the config server replica set `configdb` ("name/host:port,...")."""
+        self.binary_version = binary_version or self.binary_version
+        argv = [sys.executable, DOUBLE, "--mongos", "--configdb", configdb, "--port", str(self.port),
+                "--dbpath", self.dbpath, "--binary-version", self.binary_version, "--event-log",
+                self.cluster.event_log]
+        if self.cluster.keyfile:
+            argv += ["--keyFile", self.cluster.keyfile]
+        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_until(self.listening, timeout=10, what="mongos %s to listen" % self.host)
+        return self.process
+
     def kill(self, sig=signal.SIGKILL):
         if self.process and self.process.poll() is None:
             self.process.send_signal(sig)
@@ -101,6 +113,11 @@ class Cluster:
         for node in self.nodes:
             wait_until(node.listening, timeout=10, what="%s to listen" % node.host)
         return self
+
+    def add_node(self, binary_version="8.0"):
+        node = Node(self, len(self.nodes), free_port(), binary_version)
+        self.nodes.append(node)
+        return node
 
     def stop(self):
         for node in self.nodes:

@@ -615,8 +615,8 @@ class Member:
                 request.update(self.status_fields())
                 request.update(self.key_fields())
                 view = self.views.get(host, {})
-                if self.config and self.config_newer(self.config, {"term": view.get("configTerm", -1),
-                                                                    "version": view.get("configVersion", -2)}):
+                known = {"term": view.get("configTerm", -1), "version": view.get("configVersion", -2)}
+                if self.config and self.config_newer(self.config, known):
                     request["config"] = self.config
                 interval = self.heartbeat_interval()
             try:
@@ -635,7 +635,9 @@ class Member:
                 return
             config = status.get("config")
             if config and config.get("_id") == self.set_name and self.config_newer(config, self.config):
-                if any(self.is_self(m["host"]) for m in config["members"]):
+                # A member with a config takes a newer one even when it is no longer in it (it becomes
+                # REMOVED); a member without one only takes a config that includes it.
+                if self.config or any(self.is_self(m["host"]) for m in config["members"]):
                     self._adopt_config(config)
                     self.event("config_installed", version=config["version"], term=config.get("term"))
             self.observe_term(status.get("term", 0))
@@ -722,6 +724,9 @@ class Member:
         with self.lock:
             if self.state != PRIMARY:
                 raise not_primary()
+            if request.get("from") not in [m["host"] for m in self.members()]:
+                raise CommandError(93, "InvalidReplicaSetConfig", "%s is not a member of the current config"
+                                   % request.get("from"))
             self.observe_term(request.get("term", 0))
             term, index = request["last"]
             if index > len(self.oplog) or (index and self.oplog[index - 1]["t"] != term):
@@ -962,6 +967,8 @@ class Commands:
              "replsetstepdown": "cluster_admin", "setfeaturecompatibilityversion": "cluster_admin",
              "_configsvrbalancerstart": "cluster_admin", "_configsvrbalancerstop": "cluster_admin",
              "_configsvrbalancerstatus": "cluster_read", "shutdown": "shutdown",
+             "balancerstart": "cluster_admin", "balancerstop": "cluster_admin", "balancerstatus": "cluster_read",
+             "_mongosusers": "user_admin",
              "createuser": "user_admin", "dropuser": "user_admin", "usersinfo": "user_admin",
              "insert": "write", "update": "write", "delete": "write",
              "find": "read", "count": "read", "aggregate": "read", "listcollections": "read",
@@ -989,6 +996,8 @@ class Commands:
             return
         if not member.auth_enabled or key in self.OPEN:
             return
+        if member.keyfile_digest and command.get("$keyDigest") == member.keyfile_digest:
+            return  # another cluster process (a mongos) authenticated with the shared keyfile
         needed = self.NEEDS.get(key)
         database = command.get("$db", "admin")
         # The localhost exception: with no user yet, a localhost client may create the first user (and, as
@@ -1455,8 +1464,8 @@ class Commands:
             if config["version"] <= m.config["version"]:
                 raise CommandError(103, "NewReplicaSetConfigurationIncompatible",
                                    "New replica set configuration version must be greater than old, but %d is not "
-                                   "greater than %d for replica set %s" % (config["version"], m.config["version"],
-                                                                            m.set_name))
+                                   "greater than %d for replica set %s"
+                                   % (config["version"], m.config["version"], m.set_name))
             if not m.config_committed():
                 # The previous config must be committed before a new one is accepted.
                 raise CommandError(308, "CurrentConfigNotCommittedYet",
@@ -1475,10 +1484,12 @@ class Commands:
                                    "This node, %s, is not electable under the new configuration; step it down "
                                    "first" % m.me)
             members = []
+            pending = {x["host"] for x in m.members() if x.get("newlyAdded")}
             for member in config["members"]:
                 member = dict(member)
-                # A new voting member is added as newlyAdded and does not vote until it is SECONDARY.
-                if member.get("votes", 1) and member["host"] not in old_voters:
+                # A new voting member is added as newlyAdded and does not vote until it is SECONDARY; a
+                # member that still has it keeps it even when the new config omits it.
+                if member.get("votes", 1) and (member["host"] not in old_voters or member["host"] in pending):
                     member["newlyAdded"] = True
                 members.append(member)
             config["members"] = members
@@ -1643,6 +1654,14 @@ class Commands:
             doc = m.data.get("config.settings", {}).get("balancer", {"stopped": False, "mode": "full"})
             return {"mode": doc["mode"], "inBalancerRound": False, "numBalancerRounds": Int64(0), "ok": 1.0}
 
+    def cmd__mongosusers(self, conn, command, arg):
+        """A sharded cluster's users live on the config servers; mongos reads them from there:
+        https://www.mongodb.com/docs/manual/core/security-users/#sharded-cluster-users"""
+        if self.member.cluster_role != "configsvr":
+            raise CommandError(59, "CommandNotFound", "users for mongos are kept on config servers")
+        with self.member.lock:
+            return {"users": list(self.member.users().values()), "ok": 1.0}
+
     # -- shutdown ------------------------------------------------------------------------------------------
     def cmd_shutdown(self, conn, command, arg):
         """A primary shuts down only after an electable secondary caught up, unless force; default timeout
@@ -1653,6 +1672,149 @@ class Commands:
             raise CommandError(13, "Unauthorized", "shutdown must run against the admin database")
         if m.state == PRIMARY and not command.get("force"):
             self._step_down(float(command.get("timeoutSecs", 15)), 60.0, False)
+        raise SystemExit("shutdown command")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# mongos: a router that keeps no data; balancer commands and users go to the config server replica set.
+# https://www.mongodb.com/docs/manual/core/sharded-cluster-query-router/
+# ---------------------------------------------------------------------------------------------------------
+class Router:
+    """Enough of mongos for the balancer commands, authentication against the config servers' users,
+    createUser and shutdown. It holds no state of its own but its event log."""
+
+    def __init__(self, options):
+        self.options = options
+        self.port = options.port
+        self.binary_version = options.binary_version
+        self.cluster_role = "mongos"
+        self.set_name, _sep, hosts = options.configdb.partition("/")
+        self.config_hosts = [h for h in hosts.split(",") if h]
+        self.keyfile_digest = None
+        if options.keyFile:
+            with open(options.keyFile, "rb") as handle:
+                self.keyfile_digest = hashlib.sha256(b"".join(handle.read().split())).hexdigest()
+        self.auth_enabled = bool(options.keyFile)
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        self.started = time.monotonic()
+        self.state = None
+        self.me = "%s:%d" % (socket.gethostname(), self.port)
+        self.event_path = options.event_log or os.path.join(options.dbpath, "mongos-events.jsonl")
+        os.makedirs(os.path.dirname(os.path.abspath(self.event_path)), exist_ok=True)
+        self.shutting_down = False
+        self.event("start", binary_version=self.binary_version, role="mongos", pid=os.getpid())
+
+    event = Member.event
+    key_fields = Member.key_fields
+    die = Member.die
+
+    def exit(self, how):
+        self.shutting_down = True
+        self.event("shutdown", how=how)
+        os._exit(0)
+
+    def config_primary_call(self, command):
+        request = dict(command, **self.key_fields())
+        request["$db"] = "admin"
+        for host in self.config_hosts:
+            client = PeerClient(host, timeout=2.0)
+            try:
+                seen = client.call({"hello": 1, "$db": "admin"})
+                primary = host if seen.get("isWritablePrimary") else seen.get("primary")
+                if not primary:
+                    continue
+                if primary != host:
+                    client.close()
+                    client = PeerClient(primary, timeout=2.0)
+                return client.call(request, timeout=30.0)
+            except ConnectionError:
+                continue
+            finally:
+                client.close()
+        raise CommandError(133, "FailedToSatisfyReadPreference",
+                           "Could not find host matching read preference { mode: \"primary\" } for set %s"
+                           % self.set_name)
+
+    def users(self):
+        reply = self.config_primary_call({"_mongosUsers": 1})
+        if not reply.get("ok"):
+            raise CommandError(reply.get("code", 8), reply.get("codeName", "UnknownError"), reply.get("errmsg", ""))
+        return dict((u["_id"], u) for u in reply["users"])
+
+
+class RouterCommands(Commands):
+    ROUTED = {"hello", "ismaster", "ping", "buildinfo", "saslstart", "saslcontinue", "logout", "endsessions",
+              "whatsmyuri", "getlog", "balancerstart", "balancerstop", "balancerstatus", "createuser",
+              "shutdown", "serverstatus"}
+
+    def run(self, conn, command):
+        name = next(iter(command))
+        if name.lower() not in self.ROUTED:
+            raise CommandError(59, "CommandNotFound", "no such command: '%s' (not modelled by the mongos double)"
+                               % name)
+        return super().run(conn, command)
+
+    def authorize(self, conn, key, command):
+        if key == "createuser" and conn.localhost and self.member.auth_enabled and not conn.users:
+            if not self.member.users():
+                return  # the localhost exception, judged on the config servers' users
+        super().authorize(conn, key, command)
+
+    def cmd_hello(self, conn, command, _arg, legacy=False):
+        """mongos answers hello with msg: isdbgrid: https://www.mongodb.com/docs/manual/reference/command/hello/"""
+        reply = {"isWritablePrimary": True, "msg": "isdbgrid", "maxBsonObjectSize": 16 * 1024 * 1024,
+                 "maxMessageSizeBytes": 48000000, "maxWriteBatchSize": 100000, "localTime": now_utc(),
+                 "connectionId": 1, "minWireVersion": 0, "maxWireVersion": WIRE_VERSION[self.member.binary_version],
+                 "readOnly": False, "ok": 1.0}
+        if legacy:
+            reply["ismaster"] = reply.pop("isWritablePrimary")
+        mechs = command.get("saslSupportedMechs")
+        if mechs:
+            try:
+                if mechs in self.member.users():
+                    reply["saslSupportedMechs"] = ["SCRAM-SHA-256"]
+            except CommandError:
+                pass
+        return reply
+
+    def cmd_serverstatus(self, conn, command, arg):
+        return {"host": self.member.me, "version": self.member.binary_version + ".0", "process": "mongos",
+                "pid": Int64(os.getpid()), "uptime": time.monotonic() - self.member.started, "ok": 1.0}
+
+    def _forward(self, command, internal_name):
+        body = {internal_name: 1}
+        if command.get("maxTimeMS"):
+            body["maxTimeMS"] = command["maxTimeMS"]
+        reply = self.member.config_primary_call(body)
+        if not reply.get("ok"):
+            raise CommandError(reply.get("code", 8), reply.get("codeName", "UnknownError"), reply.get("errmsg", ""))
+        return reply
+
+    def cmd_balancerstop(self, conn, command, arg):
+        """https://www.mongodb.com/docs/manual/reference/command/balancerStop/"""
+        return self._forward(command, "_configsvrBalancerStop")
+
+    def cmd_balancerstart(self, conn, command, arg):
+        """https://www.mongodb.com/docs/manual/reference/command/balancerStart/"""
+        return self._forward(command, "_configsvrBalancerStart")
+
+    def cmd_balancerstatus(self, conn, command, arg):
+        """https://www.mongodb.com/docs/manual/reference/command/balancerStatus/"""
+        return self._forward(command, "_configsvrBalancerStatus")
+
+    def cmd_createuser(self, conn, command, name):
+        """Users created through mongos are stored on the config servers."""
+        forwarded = dict((k, v) for k, v in command.items() if k not in ("$db", "lsid", "$clusterTime"))
+        forwarded["$db"] = command.get("$db", "admin")
+        reply = self.member.config_primary_call(forwarded)
+        if not reply.get("ok"):
+            raise CommandError(reply.get("code", 8), reply.get("codeName", "UnknownError"), reply.get("errmsg", ""))
+        return {"ok": 1.0}
+
+    def cmd_shutdown(self, conn, command, arg):
+        if command.get("$db") != "admin":
+            raise CommandError(13, "Unauthorized", "shutdown must run against the admin database")
         raise SystemExit("shutdown command")
 
 
@@ -1708,6 +1870,8 @@ def parse_args(argv):
     parser.add_argument("--binary-version", choices=sorted(WIRE_VERSION), default=None)
     parser.add_argument("--advertise-host", default=None)
     parser.add_argument("--event-log", default=None)
+    parser.add_argument("--mongos", action="store_true", help="run as a mongos router")
+    parser.add_argument("--configdb", default=None, help="mongos: configReplSet/host:port,host:port")
     options = parser.parse_args(argv)
     if options.config:
         import yaml  # only when a mongod.conf is given, as on lab hosts
@@ -1722,16 +1886,39 @@ def parse_args(argv):
         options.keyFile = security.get("keyFile", options.keyFile)
         options.auth = options.auth or security.get("authorization") == "enabled"
         options.cluster_role = conf.get("sharding", {}).get("clusterRole", options.cluster_role)
+        options.configdb = conf.get("sharding", {}).get("configDB", options.configdb)
     if not options.binary_version:
         version_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "VERSION")
         options.binary_version = open(version_file).read().strip() if os.path.exists(version_file) else "8.0"
+    if options.mongos:
+        if not options.configdb or "/" not in options.configdb:
+            parser.error("--configdb (sharding.configDB) must be configReplSetName/host:port,...")
+        return options
     if not options.replSet:
         parser.error("--replSet (replication.replSetName) is required: the double models replica-set members only")
     return options
 
 
+def serve_router(options):
+    router = Router(options)
+    server = Server(("0.0.0.0" if options.bind_ip in ("0.0.0.0", "*") else options.bind_ip.split(",")[0].strip(),
+                     options.port), Handler)
+    server.member, server.commands = router, RouterCommands(router)
+
+    def on_term(_signum, _frame):
+        threading.Thread(target=router.exit, args=("SIGTERM",), daemon=True).start()
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    sys.stdout.write("mongos double %s listening on %s:%d\n" % (options.binary_version, options.bind_ip, options.port))
+    sys.stdout.flush()
+    server.serve_forever(poll_interval=0.2)
+    return 0
+
+
 def main(argv=None):
     options = parse_args(argv)
+    if options.mongos:
+        return serve_router(options)
     try:
         member = Member(options)
     except Fatal as fatal:
@@ -1772,8 +1959,7 @@ def main(argv=None):
             time.sleep(0.1)
     for target in (manage_heartbeats, member.pull_loop, member.monitor_loop):
         threading.Thread(target=target, daemon=True).start()
-    sys.stdout.write("mongod double %s listening on %s:%d\n" % (options.binary_version, options.bind_ip,
-                                                                 options.port))
+    sys.stdout.write("mongod double %s listening on %s:%d\n" % (options.binary_version, options.bind_ip, options.port))
     sys.stdout.flush()
     server.serve_forever(poll_interval=0.2)
     return 0
