@@ -16,8 +16,10 @@ description:
     until the set has a primary. A set that is already initiated is left alone (I(changed=false)); when its
     members differ from I(members) the result says so (I(members_differ)), and
     M(dbops.clusters.mongodb_rs_reconfigure) is the module that changes them.
-  - Run it on one member, normally over the localhost exception before any user exists
+  - Run it on one member, with I(login_host=localhost): C(hello) and C(replSetInitiate) run without
+    credentials, over the localhost exception, because no user can exist before the set has a primary
     (U(https://www.mongodb.com/docs/manual/tutorial/deploy-replica-set-with-keyfile-access-control/)).
+    The credentials, when given, are used to read the config of a set already initiated.
   - Refuses, before any change, a member list the server would refuse (duplicate hosts, more than 7 voting
     members, a hidden, non-voting or arbiter member with a priority, no electable member), naming the entry.
 options:
@@ -179,14 +181,18 @@ def main():
         config["settings"] = params["settings"]
     if params["configsvr"]:
         config["configsvr"] = True
+    # hello and replSetInitiate run without credentials: before initiation no user can exist (a user is a
+    # write, and writes need a primary), so initiation always goes through the localhost exception or an
+    # unauthenticated server. The credentials, when given, read the config of an initiated set.
+    anonymous = dict(params, login_user=None, login_password=None, login_credentials_file=None)
     try:
-        client = connect(params)
+        client = connect(anonymous)
         seen = hello(client)
         if seen.get("setName") and seen["setName"] != params["set_name"]:
             module.fail_json(msg="set_name is %s but the member runs with replSetName %s"
                              % (params["set_name"], seen["setName"]))
         if "setVersion" in seen:
-            current = client.admin.command("replSetGetConfig")["config"]
+            current = connect(params).admin.command("replSetGetConfig")["config"]
             differ = not plan.members_match(current["members"], members)
             module.exit_json(changed=False, config=plain(current), primary=seen.get("primary"),
                              members_differ=differ,
@@ -196,7 +202,7 @@ def main():
             module.exit_json(changed=True, config=config, primary=None, members_differ=False,
                              decision="would run replSetInitiate")
         client.admin.command("replSetInitiate", config)
-        primary, _client = find_primary(params, client=client, timeout=params["wait_timeout"])
+        primary, _client = find_primary(anonymous, client=client, timeout=params["wait_timeout"])
         if not primary:
             module.fail_json(msg="replSetInitiate succeeded but no primary was elected within %ss"
                              % params["wait_timeout"], config=config)

@@ -23,13 +23,13 @@ from harness import FAST_SETTINGS, Cluster, wait_until  # noqa: E402  pylint: di
 PASSWORD = "module-test-pw"
 
 
-def run_module(name, tmp_path, check=False, diff=False, **args):
+def run_module(module_name, _tmp_path, check=False, diff=False, **args):
     """Run a module's main() in this process as Ansible would run it (arguments in, JSON out)."""
     from ansible.module_utils import basic  # pylint: disable=import-outside-toplevel
     args = dict(args, _ansible_check_mode=check, _ansible_diff=diff)
     basic._ANSIBLE_ARGS = json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode()  # pylint: disable=protected-access
     basic._ANSIBLE_PROFILE = "legacy"  # pylint: disable=protected-access
-    module = importlib.import_module("ansible_collections.dbops.clusters.plugins.modules." + name)
+    module = importlib.import_module("ansible_collections.dbops.clusters.plugins.modules." + module_name)
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         try:
@@ -39,7 +39,7 @@ def run_module(name, tmp_path, check=False, diff=False, **args):
     try:
         return json.loads(output.getvalue())
     except ValueError:
-        raise AssertionError("%s printed no JSON: %r" % (name, output.getvalue()))
+        raise AssertionError("%s printed no JSON: %r" % (module_name, output.getvalue())) from None
 
 
 def login(node, **extra):
@@ -254,5 +254,30 @@ def test_balancer_module_through_a_mongos(tmp_path):
         failed = run_module("mongodb_balancer", tmp_path, login_host="127.0.0.1", login_port=router.port,
                             login_user="root", login_password="nope")
         assert failed["failed"] and "Authentication failed" in failed["msg"]
+    finally:
+        cluster.stop()
+
+
+def test_user_module_creates_the_first_user_through_the_localhost_exception(tmp_path):
+    cluster = Cluster(tmp_path / "one", size=1).start()
+    try:
+        node = cluster.nodes[0]
+        pymongo.MongoClient(node.host, directConnection=True).admin.command("replSetInitiate", cluster.config())
+        primary_node(cluster, auth=False)
+        args = dict(name="root", password=PASSWORD, roles=["root"], **login(node))
+        planned = run_module("mongodb_user", tmp_path, check=True, **args)
+        assert planned["changed"] and planned["localhost_exception"]
+        created = run_module("mongodb_user", tmp_path, **args)
+        assert created["changed"] and created["localhost_exception"], created
+        assert client(node).admin.command("replSetGetStatus")["ok"] == 1
+        assert not run_module("mongodb_user", tmp_path, **args)["changed"]
+        app = run_module("mongodb_user", tmp_path, name="app", password="app-pw", database="app",
+                         roles=["readWrite"], **login(node))
+        assert app["changed"] and not app["localhost_exception"]
+        writer = pymongo.MongoClient(node.host, directConnection=True, username="app", password="app-pw",
+                                     authSource="app")
+        writer.app.t.insert_one({"x": 1})
+        with pytest.raises(pymongo.errors.OperationFailure):
+            writer.admin.command("replSetGetStatus")
     finally:
         cluster.stop()

@@ -12,8 +12,9 @@ import sys
 import time
 
 DOUBLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mongod_double.py")
-# Short timers so elections take about a second; real defaults are 10 s / 2 s / 10 s.
-FAST_SETTINGS = {"electionTimeoutMillis": 600, "heartbeatIntervalMillis": 100, "heartbeatTimeoutSecs": 3}
+# Short timers so elections take a second or two, long enough not to misfire on a loaded test machine;
+# real defaults are 10 s / 2 s / 10 s.
+FAST_SETTINGS = {"electionTimeoutMillis": 1500, "heartbeatIntervalMillis": 150, "heartbeatTimeoutSecs": 5}
 
 
 def free_port():

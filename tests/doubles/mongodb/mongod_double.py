@@ -482,11 +482,15 @@ class Member:
             return False
         if address.startswith("127."):
             return True
+        # Like mongod's isSelf: the address is one of this host's own when a socket can bind to it.
+        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            local = socket.gethostbyname_ex(socket.gethostname())[2]
+            probe.bind((address, 0))
+            return True
         except OSError:
-            local = []
-        return address in local
+            return False
+        finally:
+            probe.close()
 
     def _adopt_config(self, config, persist=True):
         self.config = config
@@ -536,6 +540,9 @@ class Member:
         if state != self.state:
             previous = self.state
             self.state = state
+            if state == SECONDARY:
+                # The election timer starts when a member becomes SECONDARY.
+                self.last_primary_contact = time.monotonic()
             self.event("state", old=STATE_NAMES[previous], new=STATE_NAMES[state], reason=reason, term=self.term)
             self.changed.notify_all()
 
@@ -1103,7 +1110,7 @@ class Commands:
     # -- authentication ------------------------------------------------------------------------------------
     def cmd_saslstart(self, conn, command, arg):
         m = self.member
-        if command.get("mechanism") != "SCRAM-SHA-256":
+        if command.get("mechanism") not in ("SCRAM-SHA-256", "SCRAM-SHA-1"):
             raise CommandError(334, "MechanismUnavailable", "Received authentication for mechanism %s which is "
                                "not enabled" % command.get("mechanism"))
         client_first = bytes(command["payload"]).decode()
@@ -1112,7 +1119,11 @@ class Commands:
         name = attrs["n"].replace("=2C", ",").replace("=3D", "=")
         user = m.users().get("%s.%s" % (command.get("$db", "admin"), name))
         if not user:
+            # An unknown user fails the same way whatever the mechanism (clients pick SCRAM-SHA-1 when hello
+            # lists no saslSupportedMechs for the user).
             raise CommandError(18, "AuthenticationFailed", "Authentication failed.")
+        if command.get("mechanism") != "SCRAM-SHA-256":
+            raise CommandError(334, "MechanismUnavailable", "SCRAM-SHA-1 is not modelled by the test double")
         creds = user["credentials"]["SCRAM-SHA-256"]
         nonce = attrs["r"] + base64.b64encode(os.urandom(24)).decode()
         server_first = "r=%s,s=%s,i=%d" % (nonce, creds["salt"], creds["iterationCount"])
@@ -1183,8 +1194,11 @@ class Commands:
         return self.finish_write(command, index, {"ok": 1.0})
 
     def cmd_usersinfo(self, conn, command, arg):
+        database = command.get("$db", "admin")
+        wanted = {"%s.%s" % (database, arg)} if isinstance(arg, str) else None
         users = [{"_id": k, "user": u["user"], "db": u["db"], "roles": u["roles"],
-                  "mechanisms": ["SCRAM-SHA-256"]} for k, u in self.member.users().items()]
+                  "mechanisms": ["SCRAM-SHA-256"]} for k, u in self.member.users().items()
+                 if wanted is None or k in wanted]
         return {"users": users, "ok": 1.0}
 
     # -- write concern -------------------------------------------------------------------------------------
