@@ -1,0 +1,308 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure planning for MongoDB replica sets: member validation, reconfiguration steps, health verdicts and
+the order of rolling restarts and upgrades. No I/O here; the modules feed it what the server said.
+
+Rules followed (MongoDB manual):
+- replica-configuration: votes 0 or 1; a non-voting, hidden or arbiter member has priority 0; at most 7
+  voting and 50 members; https://www.mongodb.com/docs/manual/reference/replica-configuration/
+- replSetReconfig: a reconfig may add or remove at most one voting member, and the previous config must be
+  committed first; https://www.mongodb.com/docs/manual/reference/command/replSetReconfig/
+- upgrades: config servers first, then shards (secondaries, then the stepped-down primary), then mongos,
+  with the balancer stopped; one major release at a time, FCV at the old release before the binaries move;
+  https://www.mongodb.com/docs/manual/release-notes/8.0-upgrade-sharded-cluster/
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+MAX_VOTING = 7
+MAX_MEMBERS = 50
+MEMBER_FIELDS = ("host", "priority", "votes", "hidden", "arbiterOnly", "tags", "secondaryDelaySecs",
+                 "buildIndexes")
+HEALTHY_STATES = ("PRIMARY", "SECONDARY", "ARBITER")
+RELEASES = ("6.0", "7.0", "8.0")
+
+
+# Module argument spec of one member, shared by mongodb_rs_initiate and mongodb_rs_reconfigure.
+MEMBER_SPEC = dict(
+    host=dict(type="str", required=True),
+    priority=dict(type="float"),
+    votes=dict(type="int", default=1),
+    hidden=dict(type="bool", default=False),
+    arbiter_only=dict(type="bool", default=False),
+    tags=dict(type="dict"),
+    secondary_delay_secs=dict(type="int", default=0),
+)
+
+
+def members_from_params(members):
+    """Module `members` entries (snake_case options) as server-style member dicts."""
+    out = []
+    for member in members:
+        item = dict(host=member["host"], votes=member.get("votes", 1), hidden=member.get("hidden", False),
+                    arbiterOnly=member.get("arbiter_only", False), tags=member.get("tags") or {},
+                    secondaryDelaySecs=member.get("secondary_delay_secs", 0))
+        if member.get("priority") is not None:
+            item["priority"] = member["priority"]
+        out.append(item)
+    return out
+
+
+class PlanError(Exception):
+    """The desired state is invalid or cannot be reached safely; the message names the option."""
+
+
+def normalize_member(member):
+    """A member dict with the server's defaults filled in, without server-managed fields (newlyAdded)."""
+    arbiter = bool(member.get("arbiterOnly", member.get("arbiter_only", False)))
+    votes = member.get("votes", 1)
+    default_priority = 0 if arbiter or not votes or member.get("hidden") else 1
+    normal = {
+        "host": member["host"],
+        "priority": float(member.get("priority", default_priority)),
+        "votes": int(votes),
+        "hidden": bool(member.get("hidden", False)),
+        "arbiterOnly": arbiter,
+        "tags": dict(member.get("tags") or {}),
+        "secondaryDelaySecs": int(member.get("secondaryDelaySecs", member.get("secondary_delay_secs", 0))),
+        "buildIndexes": bool(member.get("buildIndexes", member.get("build_indexes", True))),
+    }
+    if "_id" in member:
+        normal["_id"] = int(member["_id"])
+    return normal
+
+
+def validate_members(members, name="members"):
+    """Normalized members, or PlanError naming the first offending entry."""
+    if not members:
+        raise PlanError("%s must list at least one member" % name)
+    normal, hosts = [], set()
+    for index, raw in enumerate(members):
+        where = "%s[%d]" % (name, index)
+        if not isinstance(raw, dict) or not raw.get("host"):
+            raise PlanError("%s.host is required" % where)
+        host = raw["host"]
+        port = host.rsplit(":", 1)[-1] if ":" in host else ""
+        if not port.isdigit():
+            raise PlanError("%s.host must be host:port, got %r" % (where, host))
+        if host in hosts:
+            raise PlanError("%s.host %s is listed twice" % (where, host))
+        hosts.add(host)
+        member = normalize_member(raw)
+        if member["votes"] not in (0, 1):
+            raise PlanError("%s.votes must be 0 or 1" % where)
+        if not 0 <= member["priority"] <= 1000:
+            raise PlanError("%s.priority must be between 0 and 1000" % where)
+        for flag, reason in (("votes", "a non-voting member"), ("hidden", "a hidden member"),
+                             ("arbiterOnly", "an arbiter")):
+            restricted = member[flag] == 0 if flag == "votes" else member[flag]
+            if restricted and member["priority"] > 0:
+                raise PlanError("%s.priority must be 0 for %s" % (where, reason))
+        if member["secondaryDelaySecs"] and member["priority"] > 0:
+            raise PlanError("%s.priority must be 0 for a delayed member" % where)
+        normal.append(member)
+    if len(normal) > MAX_MEMBERS:
+        raise PlanError("%s has %d entries; a replica set has at most %d" % (name, len(normal), MAX_MEMBERS))
+    voting = sum(1 for m in normal if m["votes"])
+    if voting > MAX_VOTING:
+        raise PlanError("%s has %d voting members; at most %d may vote" % (name, voting, MAX_VOTING))
+    if not any(electable(m) for m in normal):
+        raise PlanError("%s has no electable member (priority > 0, votes 1, not hidden, not an arbiter)" % name)
+    return normal
+
+
+def electable(member):
+    return member["priority"] > 0 and member["votes"] == 1 and not member["hidden"] and not member["arbiterOnly"]
+
+
+def _comparable(member):
+    return dict((key, member[key]) for key in MEMBER_FIELDS)
+
+
+def _server_member(member):
+    """The member as sent to replSetReconfig: every field explicit, so the server's defaults never matter."""
+    out = {"_id": member["_id"]}
+    out.update(_comparable(member))
+    return out
+
+
+def plan_reconfig(current_members, desired_members, primary=None):
+    """Steps from the current member list to the desired one.
+
+    Each step is a dict: {"members": [...full member list to send...], "summary": "..."} or
+    {"stepdown": host, "summary": ...} when the primary itself must lose electability or leave. A step
+    changes at most one voting member; attribute changes that keep the voting set come first; then voting
+    members are added and removed alternately, an addition first (so fault tolerance never drops below
+    that of the smaller of the two sets), except when the 7-voter limit forces a removal first. Raises PlanError on invalid input.
+    """
+    desired = validate_members(desired_members)
+    current = [normalize_member(m) for m in current_members]
+    if primary and not any(m["host"] == primary and electable(m) for m in desired):
+        # A primary cannot make itself unelectable or leave: it steps down first, and the rest is planned
+        # again against the new primary.
+        return [{"stepdown": primary, "summary": "step down %s: the desired config makes it unelectable or "
+                 "removes it" % primary}] + plan_reconfig(current_members, desired_members)
+    by_host = dict((m["host"], m) for m in current)
+    used_ids = set(m["_id"] for m in current if "_id" in m)
+    next_id = 0
+    for member in desired:
+        if member["host"] in by_host:
+            member["_id"] = by_host[member["host"]]["_id"]
+        else:
+            if member.get("_id") is not None and member["_id"] not in used_ids:
+                used_ids.add(member["_id"])
+                continue
+            while next_id in used_ids:
+                next_id += 1
+            member["_id"] = next_id
+            used_ids.add(next_id)
+    desired_by_host = dict((m["host"], m) for m in desired)
+
+    steps = []
+    state = [dict(m) for m in current]
+
+    def emit(summary):
+        steps.append({"members": [_server_member(m) for m in state], "summary": summary})
+
+    def voting(member):
+        return member["votes"] == 1
+
+    # Step 1: every change that keeps the set of voting members: attributes of members that stay and vote
+    # the same, and non-voting members joining or leaving.
+    changed = []
+    for index, member in enumerate(state):
+        want = desired_by_host.get(member["host"])
+        if want is not None and voting(want) == voting(member) and _comparable(want) != _comparable(member):
+            state[index] = dict(want)
+            changed.append("update %s" % member["host"])
+    for member in desired:
+        if member["host"] not in by_host and not voting(member):
+            state.append(dict(member))
+            changed.append("add non-voting %s" % member["host"])
+    for member in list(state):
+        if member["host"] not in desired_by_host and not voting(member):
+            state.remove(member)
+            changed.append("remove non-voting %s" % member["host"])
+    if changed:
+        emit("; ".join(changed))
+
+    additions = [m for m in desired if voting(m) and (m["host"] not in by_host or not voting(by_host[m["host"]]))]
+    removals = [m for m in current
+                if voting(m) and (m["host"] not in desired_by_host or not voting(desired_by_host[m["host"]]))]
+    # Remove the least useful voters first: unelectable ones, then by name.
+    removals.sort(key=lambda m: (electable(m), m["host"]))
+    added_last = False
+    while additions or removals:
+        voters = sum(1 for m in state if voting(m))
+        # Alternate: add one, remove one, so the set is never more than one voter above its size.
+        if additions and (not removals or (not added_last and voters < MAX_VOTING)):
+            added_last = True
+            member = additions.pop(0)
+            existing = [i for i, m in enumerate(state) if m["host"] == member["host"]]
+            if existing:
+                state[existing[0]] = dict(member)
+                emit("make %s a voting member" % member["host"])
+            else:
+                state.append(dict(member))
+                emit("add voting member %s" % member["host"])
+            continue
+        added_last = False
+        member = removals.pop(0)
+        want = desired_by_host.get(member["host"])
+        index = [i for i, m in enumerate(state) if m["host"] == member["host"]][0]
+        if want is None:
+            del state[index]
+            emit("remove voting member %s" % member["host"])
+        else:
+            state[index] = dict(want)
+            emit("make %s non-voting" % member["host"])
+    return steps
+
+
+def members_match(current_members, desired_members):
+    desired = dict((m["host"], _comparable(m)) for m in validate_members(desired_members))
+    current = dict((m["host"], _comparable(normalize_member(m))) for m in current_members)
+    return desired == current
+
+
+def health_problems(status, max_lag_seconds, expected_members=None, config_committed=None):
+    """Unmet health conditions, one sentence each, from replSetGetStatus; empty when healthy.
+
+    Every member PRIMARY, SECONDARY or ARBITER, exactly one PRIMARY, every data-bearing secondary within
+    max_lag_seconds of the primary's last applied operation, the config committed when known.
+    """
+    problems = []
+    members = status.get("members") or []
+    if expected_members is not None and len(members) != expected_members:
+        problems.append("the config has %d members, expected %d" % (len(members), expected_members))
+    primaries = [m for m in members if m.get("stateStr") == "PRIMARY"]
+    if len(primaries) != 1:
+        problems.append("%d members are PRIMARY, expected exactly 1" % len(primaries))
+    for member in members:
+        state = member.get("stateStr")
+        if state not in HEALTHY_STATES:
+            problems.append("%s is %s" % (member.get("name"), state))
+    if len(primaries) == 1:
+        primary_time = primaries[0].get("optimeDate")
+        for member in members:
+            if member.get("stateStr") != "SECONDARY" or primary_time is None or member.get("optimeDate") is None:
+                continue
+            lag = (primary_time - member["optimeDate"]).total_seconds()
+            if lag > max_lag_seconds:
+                problems.append("%s lags the primary by %.1fs (limit %ss)" % (member["name"], lag,
+                                                                              max_lag_seconds))
+    if config_committed is False:
+        problems.append("the current replica set config is not committed on a majority yet")
+    return problems
+
+
+def restart_order(members):
+    """Rolling order for one replica set from replSetGetStatus members: non-primaries first (hidden and
+    priority-0 members are not distinguished here; order is by name for a stable plan), the primary last
+    after a step-down. Returns a list of {"host", "stepdown"}."""
+    others = sorted(m["name"] for m in members if m.get("stateStr") != "PRIMARY")
+    primaries = [m["name"] for m in members if m.get("stateStr") == "PRIMARY"]
+    if len(primaries) != 1:
+        raise PlanError("a rolling operation needs exactly one PRIMARY, found %d" % len(primaries))
+    return [{"host": h, "stepdown": False} for h in others] + [{"host": primaries[0], "stepdown": True}]
+
+
+def upgrade_path(current, target):
+    """Major releases to pass through, one step at a time (7.0 -> 8.0); PlanError on a downgrade or an
+    unknown release."""
+    for name, value in (("current", current), ("target", target)):
+        if value not in RELEASES:
+            raise PlanError("%s release %r is not one of %s" % (name, value, ", ".join(RELEASES)))
+    start, end = RELEASES.index(current), RELEASES.index(target)
+    if end < start:
+        raise PlanError("a downgrade from %s to %s is not a rolling upgrade" % (current, target))
+    return list(RELEASES[start + 1:end + 1])
+
+
+def upgrade_order(config_servers, shards, routers):
+    """The order of a sharded cluster's binary upgrade (one release step).
+
+    config_servers: replSetGetStatus members of the config server replica set; shards: {name: members};
+    routers: mongos host names. Returns steps {"action": ..., ...}: balancer stop, each config server
+    member (secondaries, then the primary after a step-down), each shard likewise in name order, each
+    mongos, balancer start.
+    """
+    steps = [{"action": "balancer_stop"}]
+    for component, members in [("config", config_servers)] + sorted(shards.items()):
+        for item in restart_order(members):
+            if item["stepdown"]:
+                steps.append({"action": "stepdown", "replica_set": component, "host": item["host"]})
+            steps.append({"action": "upgrade", "replica_set": component, "host": item["host"]})
+    for router in sorted(routers):
+        steps.append({"action": "upgrade", "replica_set": None, "host": router})
+    steps.append({"action": "balancer_start"})
+    return steps
+
+
+def fcv_allows_binary(fcv, binary_release):
+    """A binary runs on data whose FCV is its own release or the one before:
+    https://www.mongodb.com/docs/manual/reference/command/setFeatureCompatibilityVersion/"""
+    index = RELEASES.index(binary_release)
+    return fcv == binary_release or (index > 0 and fcv == RELEASES[index - 1])

@@ -1,0 +1,184 @@
+"""The pure MongoDB planners: member validation, reconfiguration steps, health verdicts, upgrade order."""
+import datetime
+
+import pytest
+
+from ansible_collections.dbops.clusters.plugins.module_utils import mongodb_rs_plan as plan
+
+
+def members(*hosts, **overrides):
+    out = []
+    for index, host in enumerate(hosts):
+        member = {"_id": index, "host": host}
+        member.update(overrides.get(host, {}))
+        out.append(member)
+    return out
+
+
+def voters(step_members):
+    return {m["host"] for m in step_members if m["votes"]}
+
+
+def replay(current, steps):
+    """Check every step against the server's safe-reconfig rule and return the final member list."""
+    state = [plan.normalize_member(m) for m in current]
+    for step in steps:
+        if "stepdown" in step:
+            continue
+        before, after = voters(state), voters(step["members"])
+        assert len(before ^ after) <= 1, "step %r changes %s" % (step["summary"], before ^ after)
+        assert len(after) <= plan.MAX_VOTING
+        plan.validate_members(step["members"])
+        ids = [m["_id"] for m in step["members"]]
+        assert len(ids) == len(set(ids))
+        state = step["members"]
+    return state
+
+
+H = ["db%d:27017" % i for i in range(1, 10)]
+
+
+@pytest.mark.parametrize("current, desired", [
+    (H[:1], H[:3]),              # 1 -> 3
+    (H[:3], H[:5]),              # expand 3 -> 5 in one run
+    (H[:5], H[:3]),              # shrink 5 -> 3
+    (H[:3], H[:7]),              # up to the voting limit
+    (H[:3], [H[0], H[3], H[4]]),  # replace two members
+    (H[:7], H[2:9]),             # replace at the 7-voter limit: removal first
+    (H[:3], H[:3]),              # nothing to do
+])
+def test_every_step_changes_at_most_one_voter_and_ends_at_the_desired_set(current, desired):
+    steps = plan.plan_reconfig(members(*current), [{"host": h} for h in desired])
+    final = replay(members(*current), steps)
+    assert plan.members_match(final, [{"host": h} for h in desired])
+    assert len(steps) == len(set(current) ^ set(desired))
+    ids = dict((m["host"], m["_id"]) for m in members(*current))
+    assert all(m["_id"] == ids[m["host"]] for m in final if m["host"] in ids)
+
+
+def test_expansion_adds_before_removing():
+    steps = plan.plan_reconfig(members(*H[:3]), [{"host": h} for h in (H[0], H[3], H[4])])
+    assert [s["summary"].split()[0] for s in steps] == ["add", "remove", "add", "remove"]
+
+
+def test_attribute_changes_come_first_in_one_step():
+    current = members(*H[:3])
+    desired = [{"host": H[0], "priority": 2}, {"host": H[1], "tags": {"dc": "b"}},
+               {"host": H[2], "hidden": True, "priority": 0}, {"host": H[3]}]
+    steps = plan.plan_reconfig(current, desired)
+    assert len(steps) == 2
+    first = dict((m["host"], m) for m in steps[0]["members"])
+    assert first[H[0]]["priority"] == 2 and first[H[2]]["hidden"] and H[3] not in first
+    assert voters(steps[1]["members"]) == set(H[:4])
+
+
+def test_non_voting_members_join_with_the_attribute_step():
+    steps = plan.plan_reconfig(members(*H[:3]), [{"host": h} for h in H[:3]] + [
+        {"host": H[3], "votes": 0, "priority": 0}, {"host": H[4], "votes": 0, "priority": 0}])
+    assert len(steps) == 1
+    replay(members(*H[:3]), steps)
+
+
+def test_changing_votes_is_a_voter_change():
+    steps = plan.plan_reconfig(members(*H[:3]), [{"host": H[0]}, {"host": H[1]},
+                                                 {"host": H[2], "votes": 0, "priority": 0}])
+    assert [s["summary"] for s in steps] == ["make %s non-voting" % H[2]]
+
+
+def test_a_primary_that_must_leave_steps_down_first():
+    steps = plan.plan_reconfig(members(*H[:3]), [{"host": h} for h in H[1:3]], primary=H[0])
+    assert steps[0] == {"stepdown": H[0], "summary": steps[0]["summary"]}
+    assert [s["summary"] for s in steps[1:]] == ["remove voting member %s" % H[0]]
+    steps = plan.plan_reconfig(members(*H[:3]), [{"host": H[0], "priority": 0}, {"host": H[1]}, {"host": H[2]}],
+                               primary=H[0])
+    assert "stepdown" in steps[0]
+
+
+def test_new_members_get_free_ids():
+    current = members(*H[:3])
+    current[1]["_id"] = 5
+    steps = plan.plan_reconfig(current, [{"host": h} for h in H[:5]])
+    ids = [m["_id"] for m in steps[-1]["members"]]
+    assert sorted(ids) == [0, 1, 2, 3, 5]
+
+
+@pytest.mark.parametrize("desired, message", [
+    ([], "at least one member"),
+    ([{"host": "db1"}], "members[0].host must be host:port"),
+    ([{"host": H[0]}, {"host": H[0]}], "members[1].host"),
+    ([{"host": H[0]}, {"host": H[1], "votes": 0, "priority": 1}], "members[1].priority must be 0 for a non-voting"),
+    ([{"host": H[0]}, {"host": H[1], "hidden": True, "priority": 1}], "members[1].priority must be 0 for a hidden"),
+    ([{"host": H[0]}, {"host": H[1], "arbiterOnly": True, "priority": 1}], "must be 0 for an arbiter"),
+    ([{"host": H[0], "votes": 2}], "members[0].votes must be 0 or 1"),
+    ([{"host": h} for h in H[:8]], "8 voting members"),
+    ([{"host": H[0], "priority": 0}], "no electable member"),
+    ([{"host": H[0], "priority": 1001}], "between 0 and 1000"),
+])
+def test_invalid_desired_members_are_refused_naming_the_option(desired, message):
+    with pytest.raises(plan.PlanError) as failure:
+        plan.plan_reconfig(members(*H[:3]), desired)
+    assert message in str(failure.value)
+
+
+def test_hidden_members_default_to_priority_zero():
+    assert plan.normalize_member({"host": H[0], "hidden": True})["priority"] == 0
+    assert plan.normalize_member({"host": H[0], "votes": 0})["priority"] == 0
+
+
+def status(*states, lag=0):
+    now = datetime.datetime(2026, 1, 1, 12, 0, 0)
+    out = []
+    for index, state in enumerate(states):
+        behind = lag if state == "SECONDARY" and index == len(states) - 1 else 0
+        out.append({"name": H[index], "stateStr": state, "optimeDate": now - datetime.timedelta(seconds=behind)})
+    return {"members": out}
+
+
+def test_health_verdicts():
+    assert plan.health_problems(status("PRIMARY", "SECONDARY", "SECONDARY"), 10, 3, True) == []
+    assert plan.health_problems(status("PRIMARY", "SECONDARY", "ARBITER"), 10) == []
+    problems = plan.health_problems(status("PRIMARY", "SECONDARY", "(not reachable/healthy)"), 10)
+    assert problems == ["%s is (not reachable/healthy)" % H[2]]
+    assert "0 members are PRIMARY" in plan.health_problems(status("SECONDARY", "SECONDARY"), 10)[0]
+    lagging = plan.health_problems(status("PRIMARY", "SECONDARY", "SECONDARY", lag=30), 10)
+    assert lagging == ["%s lags the primary by 30.0s (limit 10s)" % H[2]]
+    assert plan.health_problems(status("PRIMARY", "SECONDARY"), 10, 3) == ["the config has 2 members, expected 3"]
+    assert "not committed" in plan.health_problems(status("PRIMARY", "SECONDARY", "SECONDARY"), 10, None, False)[0]
+
+
+def test_restart_order_puts_the_primary_last_after_a_stepdown():
+    order = plan.restart_order(status("SECONDARY", "PRIMARY", "SECONDARY")["members"])
+    assert order == [{"host": H[0], "stepdown": False}, {"host": H[2], "stepdown": False},
+                     {"host": H[1], "stepdown": True}]
+    with pytest.raises(plan.PlanError):
+        plan.restart_order(status("SECONDARY", "SECONDARY")["members"])
+
+
+def test_sharded_upgrade_order():
+    cfg = [{"name": "cfg%d:27019" % i, "stateStr": s} for i, s in enumerate(("PRIMARY", "SECONDARY", "SECONDARY"))]
+    shard_b = [{"name": "b%d:27018" % i, "stateStr": s} for i, s in enumerate(("SECONDARY", "PRIMARY"))]
+    shard_a = [{"name": "a%d:27018" % i, "stateStr": s} for i, s in enumerate(("SECONDARY", "SECONDARY", "PRIMARY"))]
+    steps = plan.upgrade_order(cfg, {"shardB": shard_b, "shardA": shard_a}, ["mongos2:27017", "mongos1:27017"])
+    flat = [(s["action"], s.get("host")) for s in steps]
+    assert flat == [
+        ("balancer_stop", None),
+        ("upgrade", "cfg1:27019"), ("upgrade", "cfg2:27019"), ("stepdown", "cfg0:27019"), ("upgrade", "cfg0:27019"),
+        ("upgrade", "a0:27018"), ("upgrade", "a1:27018"), ("stepdown", "a2:27018"), ("upgrade", "a2:27018"),
+        ("upgrade", "b0:27018"), ("stepdown", "b1:27018"), ("upgrade", "b1:27018"),
+        ("upgrade", "mongos1:27017"), ("upgrade", "mongos2:27017"),
+        ("balancer_start", None)]
+
+
+def test_upgrade_path_is_one_release_at_a_time():
+    assert plan.upgrade_path("6.0", "8.0") == ["7.0", "8.0"]
+    assert plan.upgrade_path("8.0", "8.0") == []
+    with pytest.raises(plan.PlanError):
+        plan.upgrade_path("8.0", "7.0")
+    with pytest.raises(plan.PlanError):
+        plan.upgrade_path("5.0", "8.0")
+
+
+@pytest.mark.parametrize("fcv, binary, allowed", [("7.0", "8.0", True), ("8.0", "8.0", True),
+                                                  ("6.0", "8.0", False), ("8.0", "7.0", False)])
+def test_fcv_allows_binary(fcv, binary, allowed):
+    assert plan.fcv_allows_binary(fcv, binary) is allowed
