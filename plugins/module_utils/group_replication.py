@@ -396,3 +396,83 @@ def health(view, expected_members, single_primary=True, stats=None, max_queue=No
                     unmet.append("%s has %s transactions in its %s queue (limit %d)"
                                  % (row.get("host") or row.get("member_id"), value, label, max_queue))
     return unmet
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reading a server (through mysql_connection.Session): the only code here that talks to MySQL.
+# ---------------------------------------------------------------------------------------------------------
+
+RECOVERY_CHANNEL = "group_replication_recovery"
+GR_VARIABLES = ("group_replication_group_name", "group_replication_single_primary_mode",
+                "group_replication_member_weight", "group_replication_group_seeds",
+                "group_replication_local_address", "group_replication_start_on_boot")
+
+
+def _on(value):
+    return str(value).upper() in ("ON", "1", "TRUE")
+
+
+def read_state(session):
+    """The member state dict plan() and the modules use, read from one server."""
+    row = session.fetch("SELECT @@server_uuid AS server_uuid, @@server_id AS server_id, "
+                        "@@global.gtid_executed AS gtid_executed, @@global.gtid_mode AS gtid_mode, "
+                        "@@global.enforce_gtid_consistency AS enforce_gtid_consistency, @@log_bin AS log_bin, "
+                        "@@version AS version, @@offline_mode AS offline_mode, "
+                        "@@super_read_only AS super_read_only")[0]
+    state = {"reachable": True, "running": True, "server_uuid": row["server_uuid"], "server_id": int(row["server_id"]),
+             "gtid_executed": (row["gtid_executed"] or "").replace("\n", ""), "version": row["version"],
+             "gtid_mode": row["gtid_mode"], "enforce_gtid_consistency": str(row["enforce_gtid_consistency"]),
+             "log_bin": _on(row["log_bin"]), "offline_mode": _on(row["offline_mode"]),
+             "super_read_only": _on(row["super_read_only"])}
+    plugins = dict((r["PLUGIN_NAME"], r["PLUGIN_STATUS"]) for r in session.fetch(
+        "SELECT PLUGIN_NAME, PLUGIN_STATUS FROM information_schema.PLUGINS "
+        "WHERE PLUGIN_NAME IN ('group_replication', 'clone')"))
+    state["plugin_active"] = plugins.get("group_replication") == "ACTIVE"
+    state["clone_plugin_active"] = plugins.get("clone") == "ACTIVE"
+    state.update(member_state="OFFLINE", member_role="", group_name="", single_primary_mode=None,
+                 member_weight=None, view=[], stats=[], gtid_received="", recovery_user="")
+    if not state["plugin_active"]:
+        return state
+    variables = session.variables(GR_VARIABLES)
+    state["group_name"] = variables.get("group_replication_group_name") or ""
+    state["single_primary_mode"] = _on(variables.get("group_replication_single_primary_mode", "ON"))
+    state["member_weight"] = int(variables.get("group_replication_member_weight") or 50)
+    state["start_on_boot"] = _on(variables.get("group_replication_start_on_boot", "OFF"))
+    view = [{"member_id": r["MEMBER_ID"], "host": r["MEMBER_HOST"], "port": r["MEMBER_PORT"],
+             "state": r["MEMBER_STATE"], "role": r["MEMBER_ROLE"] or "", "version": r["MEMBER_VERSION"]}
+            for r in session.fetch("SELECT MEMBER_ID, MEMBER_HOST, MEMBER_PORT, MEMBER_STATE, MEMBER_ROLE, "
+                                   "MEMBER_VERSION FROM performance_schema.replication_group_members")]
+    me = [m for m in view if m["member_id"] == state["server_uuid"]]
+    if me:
+        state["member_state"] = me[0]["state"] or "OFFLINE"
+        state["member_role"] = me[0]["role"]
+    # When GR is not running the table still lists this member as OFFLINE (sometimes with no id): not a view.
+    state["view"] = [m for m in view if m["member_id"]] if state["member_state"] not in ("OFFLINE",) else []
+    stats = session.fetch("SELECT MEMBER_ID, COUNT_TRANSACTIONS_IN_QUEUE, "
+                          "COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE "
+                          "FROM performance_schema.replication_group_member_stats")
+    hosts = dict((m["member_id"], m["host"]) for m in view)
+    state["stats"] = [{"member_id": r["MEMBER_ID"], "host": hosts.get(r["MEMBER_ID"]),
+                       "certifier_queue": int(r["COUNT_TRANSACTIONS_IN_QUEUE"] or 0),
+                       "applier_queue": int(r["COUNT_TRANSACTIONS_REMOTE_IN_APPLIER_QUEUE"] or 0)}
+                      for r in stats if r["MEMBER_ID"]]
+    received = session.value("SELECT RECEIVED_TRANSACTION_SET FROM performance_schema.replication_connection_status "
+                             "WHERE CHANNEL_NAME = 'group_replication_applier'")
+    state["gtid_received"] = (received or "").replace("\n", "")
+    state["recovery_user"] = session.value("SELECT USER FROM performance_schema.replication_connection_configuration "
+                                           "WHERE CHANNEL_NAME = %s", [RECOVERY_CHANNEL]) or ""
+    return state
+
+
+def prerequisites(state):
+    """Sentences naming each server setting Group Replication needs and this server lacks."""
+    missing = []
+    if str(state.get("gtid_mode")).upper() != "ON":
+        missing.append("gtid_mode is %s, Group Replication needs ON" % state.get("gtid_mode"))
+    if str(state.get("enforce_gtid_consistency")).upper() not in ("ON", "1"):
+        missing.append("enforce_gtid_consistency is %s, needs ON" % state.get("enforce_gtid_consistency"))
+    if not state.get("log_bin"):
+        missing.append("the binary log is off, Group Replication needs it")
+    if not state.get("plugin_active"):
+        missing.append("the group_replication plugin is not active")
+    return missing
