@@ -1,0 +1,78 @@
+"""The group_replication role's option-file template, rendered as Ansible renders it: every setting has a
+reason, seeds and allowlist come from the inventory group, auto-increment is 1 in single-primary mode and a
+unique offset per member in multi-primary mode, and the percona flavor renders the same settings."""
+import os
+
+import pytest
+import yaml
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+TEMPLATE = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "group_replication", "templates",
+                        "gr_settings.yml.j2")
+MEMBERS = ["gr1", "gr2", "gr3"]
+ADDRESSES = {"gr1": "10.0.0.1", "gr2": "10.0.0.2", "gr3": "10.0.0.3"}
+
+
+def render(host="gr2", **overrides):
+    variables = dict(
+        group_replication_members=MEMBERS, group_replication_addresses=ADDRESSES,
+        group_replication_single_primary=True, group_replication_auto_increment_increment=0,
+        group_replication_port=33061, group_replication_group_name_effective="5b0b1a8e-6d4e-5c2a-9c1e-2f1d6a1e0c33",
+        group_replication_group_name_reason="set by group_replication_group_name", group_replication_address=ADDRESSES[host],
+        group_replication_inventory_group="gr", inventory_hostname=host, group_replication_member_weight=50,
+        group_replication_consistency="BEFORE_ON_PRIMARY_FAILOVER", group_replication_exit_state_action="OFFLINE_MODE",
+        group_replication_autorejoin_tries=3, group_replication_unreachable_majority_timeout=30,
+        group_replication_clone_threshold=1000000, group_replication_transaction_size_limit=150000000,
+        group_replication_flow_control_threshold=1000)
+    variables.update(overrides)
+    with open(TEMPLATE, encoding="utf-8") as handle:
+        source = trust_as_template(handle.read())
+    return yaml.safe_load(Templar(loader=DataLoader(), variables=variables).template(source))
+
+
+def test_every_setting_has_a_reason():
+    for name, setting in render().items():
+        assert len(setting["reason"]) > 15, name
+
+
+def test_membership_from_the_inventory_group():
+    settings = render()
+    assert settings["loose_group_replication_group_seeds"]["value"] == \
+        "10.0.0.1:33061,10.0.0.2:33061,10.0.0.3:33061"
+    assert settings["loose_group_replication_local_address"]["value"] == "10.0.0.2:33061"
+    assert settings["loose_group_replication_ip_allowlist"]["value"] == "10.0.0.1,10.0.0.2,10.0.0.3,127.0.0.1"
+    assert settings["report_host"]["value"] == "10.0.0.2"
+
+
+def test_never_bootstraps_from_the_option_file():
+    assert render()["loose_group_replication_bootstrap_group"]["value"] == "OFF"
+
+
+def test_single_primary_steps_auto_increment_by_one_not_seven():
+    settings = render()
+    assert settings["loose_group_replication_single_primary_mode"]["value"] == "ON"
+    assert settings["auto_increment_increment"]["value"] == 1
+    assert settings["loose_group_replication_auto_increment_increment"]["value"] == 1
+    assert settings["auto_increment_offset"]["value"] == 1
+
+
+@pytest.mark.parametrize("step,expected", [(0, 3), (5, 5)])
+def test_multi_primary_gives_each_member_its_own_offset(step, expected):
+    rendered = [render(host, group_replication_single_primary=False,
+                       group_replication_auto_increment_increment=step) for host in MEMBERS]
+    assert {r["auto_increment_increment"]["value"] for r in rendered} == {expected}
+    assert [r["auto_increment_offset"]["value"] for r in rendered] == [1, 2, 3]
+    assert rendered[0]["loose_group_replication_enforce_update_everywhere_checks"]["value"] == "ON"
+
+
+def test_consistency_and_exit_action_explain_the_stale_reads_they_prevent():
+    settings = render()
+    assert settings["loose_group_replication_consistency"]["value"] == "BEFORE_ON_PRIMARY_FAILOVER"
+    assert "stale" in settings["loose_group_replication_consistency"]["reason"]
+    assert settings["loose_group_replication_exit_state_action"]["value"] == "OFFLINE_MODE"
+    assert "stale" in settings["loose_group_replication_exit_state_action"]["reason"]
+
+
+def test_clone_plugin_is_loaded():
+    assert "mysql_clone.so" in render()["plugin_load_add"]["value"]
