@@ -336,8 +336,8 @@ def _wal(f, settings, warnings):
         timeout_why = ("%d MB/h of WAL: the longest interval up to 1h (seeds) whose WAL replays within the %d-minute "
                        "RTO at %d MB/s" % (rate, f["rto_minutes"], replay))
         size_why = ("%d minutes x %d MB/min x (1 + %.1f completion target): checkpoints come from the timeout, not "
-                    "from WAL volume; at most the %d MB the RTO allows" % (minutes, per_min, CHECKPOINT_COMPLETION,
-                                                                          recovery_cap_mb))
+                    "from WAL volume; at most the %d MB the RTO allows"
+                    % (minutes, per_min, CHECKPOINT_COMPLETION, recovery_cap_mb))
     else:
         minutes = 15
         wal_mb = max(MIN_WAL_FLOOR_MB, min(recovery_cap_mb, {"oltp": 4096, "mixed": 4096, "olap": 8192}[f["profile"]]))
@@ -492,8 +492,8 @@ def check_known(name, value):
         try:
             number = int(text) if kind == "int" else float(text)
         except ValueError:
-            raise TuningInputError(name, "%s=%r is not %s" % (name, value, "an integer" if kind == "int" else
-                                                                "a number"))
+            wanted = "an integer" if kind == "int" else "a number"
+            raise TuningInputError(name, "%s=%r is not %s" % (name, value, wanted))
         if number < low or number > high:
             raise TuningInputError(name, "%s=%s is outside PostgreSQL's range (%s to %s)" % (name, text, low, high))
         return text

@@ -230,11 +230,38 @@ def publish_commands(modules, save=True):
     return commands
 
 
-def plan(declaration, current_tables, prune_tables=(), save=True):
+def unpublished_modules(declaration, current_tables, saved_tables):
+    """Admin modules whose memory rows differ from what is saved on disk, for the declared tables.
+
+    A run that failed half-way (or a hand edit never loaded) leaves memory ahead of runtime and disk; the
+    declared rows then match memory and nothing would ever publish them. Comparing memory with the disk
+    copy finds them. Global variables are compared only for the declared names.
+    """
+    modules = set()
+    for table in declaration:
+        if table not in saved_tables:
+            continue
+        memory, disk = current_tables.get(table, []), saved_tables[table]
+        if table == "global_variables":
+            names = set(as_text(row["variable_name"]) for row in declaration[table] or [])
+            memory = [row for row in memory if as_text(row.get("variable_name")) in names]
+            disk = [row for row in disk if as_text(row.get("variable_name")) in names]
+        if _canonical(memory) != _canonical(disk):
+            for row in memory + disk:
+                modules.add(load_module(table, row))
+    return modules
+
+
+def _canonical(rows):
+    return sorted(sorted((column, as_text(value)) for column, value in row.items()) for row in rows)
+
+
+def plan(declaration, current_tables, prune_tables=(), save=True, saved_tables=None):
     """The whole plan: {'changes': {table: changes}, 'statements': [...], 'publish': [...], 'diff': {...}}.
 
     declaration: {table: [row]}; current_tables: {table: [current row]} for every declared table;
-    prune_tables: tables whose undeclared rows are deleted.
+    prune_tables: tables whose undeclared rows are deleted; saved_tables: the disk copies of the declared
+    tables, to publish memory rows that an earlier run left unpublished.
     """
     for table in prune_tables:
         if table not in declaration:
@@ -251,8 +278,11 @@ def plan(declaration, current_tables, prune_tables=(), save=True):
         modules |= changed_modules(table, changes)
         before[table] = describe_changes(table, changes, side="before")
         after[table] = describe_changes(table, changes, side="after")
+    unpublished = unpublished_modules(declaration, current_tables, saved_tables or {}) - modules
+    modules |= unpublished
     return {"changes": all_changes, "statements": sql, "publish": publish_commands(modules, save),
-            "modules": sorted(modules), "diff": {"before": before, "after": after}}
+            "modules": sorted(modules), "unpublished": sorted(unpublished),
+            "diff": {"before": before, "after": after}}
 
 
 def describe_changes(table, changes, side):

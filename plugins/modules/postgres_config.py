@@ -224,8 +224,8 @@ def main():
                     break
                 probe.close()
                 if time.time() > deadline:
-                    module.fail_json(msg="the server did not reload %s within %d s" % (params["path"],
-                                                                                        params["reload_timeout"]))
+                    module.fail_json(msg="the server did not reload %s within %d s"
+                                         % (params["path"], params["reload_timeout"]))
                 time.sleep(0.2)
             # 'setting could not be applied' only means the setting waits for a restart (pending_restart)
             bad = pgc.query(connection, "SELECT name, error FROM pg_file_settings WHERE sourcefile = %s "

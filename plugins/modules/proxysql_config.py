@@ -30,6 +30,9 @@ description:
     (frontend and backend rows).
   - With I(prune), rows of the named tables that are not declared are deleted. C(global_variables) can
     never be pruned.
+  - With I(save_to_disk), the memory tables are also compared with their disk copies (C(disk.<table>)):
+    rows an earlier run or a hand edit left in memory without loading and saving them are published too,
+    so a run that failed half-way is completed by the next one.
 attributes:
   check_mode:
     support: full
@@ -244,8 +247,10 @@ def main():
         module.fail_json(msg=str(err), **result)
     try:
         current = dict((table, fetch_rows(connection, table)) for table in declaration)
+        saved = dict((table, fetch_rows(connection, "disk." + table)) for table in declaration) \
+            if module.params["save_to_disk"] else {}
         the_plan = planner.plan(declaration, current, prune_tables=module.params["prune"],
-                                save=module.params["save_to_disk"])
+                                save=module.params["save_to_disk"], saved_tables=saved)
     except planner.PlanError as err:
         module.fail_json(msg=str(err), **result)
     except pymysql.err.MySQLError as err:
@@ -254,13 +259,17 @@ def main():
     result["queries"] = [sql for sql, dummy in the_plan["statements"]]
     result["publish"] = the_plan["publish"]
     result["changes"] = planner.summary(the_plan)
-    if not the_plan["statements"]:
-        result["reason"] = "every declared row already matches the admin tables"
+    if not the_plan["publish"]:
+        result["reason"] = "every declared row already matches the admin tables, and memory matches disk"
         module.exit_json(**result)
     result["changed"] = True
     result["diff"] = the_plan["diff"]
     result["reason"] = "%d statement(s) on %s; publishing %s" % (
-        len(the_plan["statements"]), ", ".join(sorted(the_plan["changes"])), ", ".join(the_plan["modules"]))
+        len(the_plan["statements"]), ", ".join(sorted(the_plan["changes"])) or "no table",
+        ", ".join(the_plan["modules"]))
+    if the_plan["unpublished"]:
+        result["reason"] += " (memory differed from disk for %s: left unpublished earlier)" % (
+            ", ".join(the_plan["unpublished"]))
     if module.check_mode:
         result["decision"] = "planned"
         module.exit_json(**result)

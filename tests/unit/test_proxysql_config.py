@@ -150,3 +150,25 @@ def test_booleans_and_nulls_compare_as_proxysql_prints_them():
     current = {"mysql_query_rules": [{"rule_id": "1", "active": "1", "username": None}]}
     assert planner.plan({"mysql_query_rules": [{"rule_id": 1, "active": True, "username": None}]},
                         current)["statements"] == []
+
+
+def test_memory_left_unpublished_by_an_earlier_run_is_published():
+    # A run that failed after its INSERTs left the rules in memory only: declared rows match memory, but
+    # memory differs from disk, so the rules are loaded and saved now.
+    rule = {"rule_id": "1000", "match_pattern": "\\bsbtest1\\b", "apply": "1"}
+    declared = {"mysql_query_rules": [{"rule_id": 1000, "match_pattern": "\\bsbtest1\\b", "apply": 1}]}
+    result = planner.plan(declared, {"mysql_query_rules": [rule]}, saved_tables={"mysql_query_rules": []})
+    assert result["statements"] == []
+    assert result["unpublished"] == ["MYSQL QUERY RULES"]
+    assert result["publish"] == ["LOAD MYSQL QUERY RULES TO RUNTIME", "SAVE MYSQL QUERY RULES TO DISK"]
+    same = planner.plan(declared, {"mysql_query_rules": [rule]}, saved_tables={"mysql_query_rules": [dict(rule)]})
+    assert same["publish"] == []
+
+
+def test_unpublished_global_variables_are_judged_on_declared_names_only():
+    memory = [{"variable_name": "mysql-monitor_username", "variable_value": "mon"},
+              {"variable_name": "mysql-threads", "variable_value": "4"}]
+    disk = [{"variable_name": "mysql-monitor_username", "variable_value": "mon"},
+            {"variable_name": "mysql-threads", "variable_value": "2"}]
+    declared = {"global_variables": [{"variable_name": "mysql-monitor_username", "variable_value": "mon"}]}
+    assert planner.plan(declared, {"global_variables": memory}, saved_tables={"global_variables": disk})["publish"] == []

@@ -14,9 +14,11 @@ import yaml
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def run_role(tmp_path, tasks_from, variables, members=("n1", "n2", "n3"), group="galera", limit=None):
+def run_role(tmp_path, tasks_from, variables, members=("n1", "n2", "n3"), group="galera", limit=None,
+             host_vars=None):
     inventory = tmp_path / "inventory.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"children": {group: {"hosts": {m: None for m in members}}}}}))
+    inventory.write_text(yaml.safe_dump({"all": {"children": {group: {"hosts": {
+        m: (host_vars or {}).get(m) for m in members}}}}}))
     (tmp_path / "vars.json").write_text(json.dumps(dict({"pxc_galera_address": "10.0.0.1"}, **variables)))
     play = tmp_path / "play.yml"
     play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
@@ -46,6 +48,13 @@ def test_members_come_from_the_inventory_group_not_the_play(tmp_path):
     result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"},
                       members=("n1", "n2", "n3", "n4"), limit="n1")
     refused(result, "pxc_galera_cluster_group=galera has 4 members (n1, n2, n3, n4)")
+
+
+def test_limit_while_members_outside_the_play_cannot_be_reached_is_refused_naming_them(tmp_path):
+    gone = {"ansible_connection": "ssh", "ansible_host": "192.0.2.1", "ansible_ssh_common_args": "-o ConnectTimeout=2"}
+    result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"}, limit="n1",
+                      host_vars={"n2": gone, "n3": gone})
+    refused(result, "n2, n3 (members of galera) cannot be reached", "Refusing before any change")
 
 
 def test_a_missing_group_is_refused_naming_the_variable(tmp_path):
