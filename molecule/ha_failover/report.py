@@ -58,7 +58,8 @@ def measure(requests, events):
         window_end = faults[ordered[index + 1]]["at"] if index + 1 < len(ordered) else requests[-1]["end"]
         gap, gap_from = 0.0, None
         for before, after in zip(acked, acked[1:]):
-            if after["end"] > fault and before["end"] < window_end and after["end"] - before["end"] > gap:
+            # a gap belongs to the drill in whose window it ends (a gap opened by the next fault is the next's)
+            if fault < after["end"] <= window_end and after["end"] - before["end"] > gap:
                 gap, gap_from = after["end"] - before["end"], before["end"]
         in_window = [r for r in requests if fault <= r["start"] < window_end]
         before_fault = [r for r in acked if r["end"] <= fault]
@@ -75,7 +76,7 @@ def measure(requests, events):
             "backend_before": backend_before,
             "backend_switch_s": round(switch["end"] - fault, 3) if switch else None,
             "backend_after": switch["backend"] if switch else backend_before,
-            "vip_holder_before": holder_before[-1]["proxy"] if holder_before else None,
+            "vip_holder_before": faults[drill].get("holder_before") or (holder_before[-1]["proxy"] if holder_before else None),
             "vip_move_s": round(vip_move["at"] - fault, 3) if vip_move else None,
             "vip_holder_after": vip_move["proxy"] if vip_move else (holder_before[-1]["proxy"] if holder_before else None),
             "seed": SEEDS[drill],
