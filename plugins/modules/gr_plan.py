@@ -70,7 +70,8 @@ author:
 EXAMPLES = r"""
 - name: Decide which member bootstraps and which join
   dbops.clusters.gr_plan:
-    states: "{{ dict(groups['gr'] | zip(groups['gr'] | map('extract', hostvars, ['gr_state', 'state'], default=None))) }}"
+    states: "{{ dict(groups['gr'] | zip(groups['gr']
+                | map('extract', hostvars, ['gr_state', 'state'], default=None))) }}"
     members: "{{ groups['gr'] }}"
     group_name: "{{ group_replication_group_name }}"
   delegate_to: localhost

@@ -16,7 +16,7 @@ description:
     until the set has a primary. A set that is already initiated is left alone (I(changed=false)); when its
     members differ from I(members) the result says so (I(members_differ)), and
     M(dbops.clusters.mongodb_rs_reconfigure) is the module that changes them.
-  - Run it on one member, with I(login_host=localhost): C(hello) and C(replSetInitiate) run without
+  - Run it on one member, with I(login_host=localhost); C(hello) and C(replSetInitiate) run without
     credentials, over the localhost exception, because no user can exist before the set has a primary
     (U(https://www.mongodb.com/docs/manual/tutorial/deploy-replica-set-with-keyfile-access-control/)).
     The credentials, when given, are used to read the config of a set already initiated.

@@ -30,7 +30,7 @@ description:
     (frontend and backend rows).
   - With I(prune), rows of the named tables that are not declared are deleted. C(global_variables) can
     never be pruned.
-  - With I(save_to_disk), the memory tables are also compared with their disk copies (C(disk.<table>)):
+  - With I(save_to_disk), the memory tables are also compared with their disk copies (C(disk.<table>)), and
     rows an earlier run or a hand edit left in memory without loading and saving them are published too,
     so a run that failed half-way is completed by the next one.
 attributes:
