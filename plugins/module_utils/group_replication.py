@@ -250,10 +250,10 @@ def plan(states, members, group_name, single_primary=True, primary=None, force_m
                 reason += ("; these transactions of other members are NOT in it and those members will be "
                            "refused until rebuilt: %s" % "; ".join("%s: %s" % kv for kv in sorted(missing.items())))
         elif not covering:
+            shown = "; ".join("%s: %s" % (m, format_gtid_set(sets[m]) or "(empty)") for m in candidates)
             return _refuse(result, "complete outage and the members diverged: no member's transactions "
                                    "contain every other's (%s). Compare them, then name the member to keep "
-                                   "with force_member." % "; ".join("%s: %s" % (m, format_gtid_set(sets[m]) or "(empty)")
-                                                                   for m in candidates))
+                                   "with force_member." % shown)
         else:
             chosen = _preferred(covering, states, primary)
             reason = ("complete outage: no member is ONLINE; %s holds every transaction any member holds (%s)"

@@ -206,9 +206,8 @@ def statements(table, changes):
         for column, default in KEY_DEFAULTS.get(table, {}).items():
             full.setdefault(column, default)
         columns = sorted(full)
-        result.append(("INSERT INTO %s (%s) VALUES (%s)" % (table, ", ".join(columns),
-                                                          ", ".join(["%s"] * len(columns))),
-                       [as_text(full[column]) for column in columns]))
+        statement = "INSERT INTO %s (%s) VALUES (%s)" % (table, ", ".join(columns), ", ".join(["%s"] * len(columns)))
+        result.append((statement, [as_text(full[column]) for column in columns]))
     return result
 
 

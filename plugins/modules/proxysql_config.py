@@ -36,9 +36,11 @@ description:
 attributes:
   check_mode:
     support: full
+    description: Can run in check_mode and return changed status prediction without modifying target.
     details: Reads the tables and returns the statements it would run, without running them.
   diff_mode:
     support: full
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     details: Before/after of each changed row, passwords redacted.
 options:
   login_host:
@@ -113,7 +115,7 @@ options:
 requirements:
   - PyMySQL (python3-pymysql on Debian)
 author:
-  - dbops.clusters contributors
+  - dbops.clusters maintainers (@dbops)
 """
 
 EXAMPLES = r"""
