@@ -2,7 +2,7 @@
 # shellcheck disable=SC2317  # stage functions run indirectly, through stage()
 # Every check `make test` runs, one stage after another; a failed stage does not stop the others, so the
 # summary shows everything at once. Exits non-zero when any stage failed. MOLECULE_SCENARIOS="a b" limits
-# the molecule stage to those scenarios.
+# the molecule stage to those scenarios; MOLECULE_JOBS (default 2) runs that many scenarios at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # Build and install outside the work tree: ansible-test would otherwise list files through this repo's
@@ -12,15 +12,39 @@ trap 'rm -rf "$build"' EXIT
 results=()
 failed=0
 
+record() {  # record NAME RC SECONDS: one line of the summary
+    local name=$1 rc=$2 took=$3
+    if (( rc == 0 )); then results+=("$(printf '%-28s passed  %5ss' "$name" "$took")")
+    else results+=("$(printf '%-28s FAILED  %5ss  (exit %s)' "$name" "$took" "$rc")"); failed=$((failed + 1)); fi
+}
+
 stage() {  # stage NAME COMMAND...
     local name=$1 start=$SECONDS rc
     shift
     printf '\n\033[1m==> [%s] %s\033[0m\n' "$(date +%T)" "$name"
     "$@"
     rc=$?
-    local took=$((SECONDS - start))
-    if (( rc == 0 )); then results+=("$(printf '%-28s passed  %5ss' "$name" "$took")")
-    else results+=("$(printf '%-28s FAILED  %5ss  (exit %s)' "$name" "$took" "$rc")"); failed=$((failed + 1)); fi
+    record "$name" "$rc" $((SECONDS - start))
+}
+
+scenarios_side_by_side() {  # scenarios_side_by_side NAME...: MOLECULE_JOBS scenarios at a time
+    local jobs=${MOLECULE_JOBS:-2} name logs=$build/molecule-logs rc took
+    mkdir -p "$logs"
+    : > "$logs/results"
+    for name in "$@"; do
+        while (( $(jobs -rp | wc -l) >= jobs )); do wait -n; done
+        printf '\n\033[1m==> [%s] molecule %s started (its output follows when it ends)\033[0m\n' "$(date +%T)" "$name"
+        (
+            start=$SECONDS
+            molecule test -s "$name" > "$logs/$name.log" 2>&1
+            rc=$?
+            echo "$name $rc $((SECONDS - start))" >> "$logs/results"
+            flock "$logs/results" bash -c 'printf "\n\033[1m==> [%s] molecule %s ended (exit %s)\033[0m\n" \
+                "$(date +%T)" "$1" "$2"; cat "$3"' _ "$name" "$rc" "$logs/$name.log"
+        ) &
+    done
+    wait
+    while read -r name rc took; do record "molecule $name" "$rc" "$took"; done < "$logs/results"
 }
 
 build_and_install() {
@@ -84,7 +108,16 @@ else
         fi
     done
 fi
+# Scenarios are independent (own hosts, own network) and mostly wait on servers, so two at a time share the
+# 2 cores well (MOLECULE_JOBS=1 runs them one after another). One whose molecule.yml has the line
+# "# run_all: alone" measures timings (failover gaps) and runs by itself after the others.
+together=() alone=()
 for scenario in $scenarios; do
+    if grep -qx '# run_all: alone' "molecule/$scenario/molecule.yml" 2>/dev/null; then alone+=("$scenario")
+    else together+=("$scenario"); fi
+done
+(( ${#together[@]} )) && scenarios_side_by_side "${together[@]}"
+for scenario in "${alone[@]}"; do
     stage "molecule $scenario" molecule test -s "$scenario"
 done
 
