@@ -184,6 +184,12 @@ def markdown(report):
             TITLES[drill], r["longest_write_gap_s"], r["failed"], r["requests"], fmt(r["vip_move_s"]),
             fmt(r["backend_switch_s"]) if r["backend_after"] != r["backend_before"] else "-",
             fmt(r.get("angel_restart_s")), r["seed"][0], r["seed"][1]))
+    writer = report["drills"].get("writer_kill")
+    if writer:
+        lines.append("")
+        lines.append("Killed writer (%s) Synced again after %s (restarted by systemd, rejoined); writes it "
+                     "acknowledged before that: %d." % (writer["backend_before"], fmt(writer["rejoin_synced_s"]),
+                                                       writer["writes_to_unsynced_node"]))
     return "\n".join(lines) + "\n"
 
 
