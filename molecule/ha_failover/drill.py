@@ -240,6 +240,15 @@ def main():
         return True
     event("end", "galera_synced" if wait_until(all_synced, 120, step=1) else "galera_not_synced", time.time())
 
+    # When the killed writer was Synced again (its own log): the proxies must not have sent it writes before.
+    kill_at = [e["at"] for e in events if e["drill"] == "writer_kill" and e["what"] == "kill"][0]
+    journal = in_container(galera[writer], "journalctl -o short-unix --no-pager -q --since @%d" % int(kill_at),
+                           check=False)
+    synced_at = [float(line.split()[0]) for line in journal.splitlines()
+                 if "-> synced" in line.lower() and float(line.split()[0]) > kill_at]
+    if synced_at:
+        event("writer_kill", "rejoined_synced", synced_at[0], node=writer)
+
     vrrp = []
     for name, container in proxies.items():
         for line in in_container(container, "cat %s" % STATE_LOG, check=False).splitlines():

@@ -84,6 +84,15 @@ def measure(requests, events):
         restarted = [e for e in events["events"] if e["drill"] == drill and e["what"] == "angel_restarted"]
         if restarted:
             result["angel_restart_s"] = round(restarted[0]["at"] - fault, 3)
+        synced = [e for e in events["events"] if e["drill"] == drill and e["what"] == "rejoined_synced"]
+        if drill == "writer_kill":
+            # writes acknowledged by the killed node before its log says it was Synced again (must be none)
+            killed_host = backend_before
+            synced_at = synced[0]["at"] if synced else None
+            result["rejoin_synced_s"] = round(synced_at - fault, 3) if synced_at else None
+            result["writes_to_unsynced_node"] = sum(
+                1 for r in acked if r["backend"] == killed_host and r["end"] > fault
+                and (synced_at is None or r["start"] < synced_at))
         holders = [e for e in events["events"] if e["drill"] == drill and e["what"] == "holders"]
         if holders:
             result["holders_after"] = holders[-1]["holders"]
@@ -175,6 +184,12 @@ def markdown(report):
             TITLES[drill], r["longest_write_gap_s"], r["failed"], r["requests"], fmt(r["vip_move_s"]),
             fmt(r["backend_switch_s"]) if r["backend_after"] != r["backend_before"] else "-",
             fmt(r.get("angel_restart_s")), r["seed"][0], r["seed"][1]))
+    writer = report["drills"].get("writer_kill")
+    if writer:
+        lines.append("")
+        lines.append("Killed writer (%s) Synced again after %s (restarted by systemd, rejoined); writes it "
+                     "acknowledged before that: %d." % (writer["backend_before"], fmt(writer["rejoin_synced_s"]),
+                                                       writer["writes_to_unsynced_node"]))
     return "\n".join(lines) + "\n"
 
 

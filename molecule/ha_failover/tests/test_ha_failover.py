@@ -150,3 +150,9 @@ def test_every_acknowledged_row_is_on_every_member(lab_hosts, sql, results, memb
     missing = sorted(results["acked"] - present)
     assert len(results["acked"]) > 300
     assert not missing, "%s lacks %d acknowledged rows, first %s" % (member, len(missing), missing[:10])
+
+
+def test_killed_writer_rejoins_and_gets_no_write_before_it_is_synced(results):
+    result = results["drills"]["writer_kill"]
+    assert result["rejoin_synced_s"] is not None, ("the killed writer never logged '-> synced'", result)
+    assert result["writes_to_unsynced_node"] == 0, result
