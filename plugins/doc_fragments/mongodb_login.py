@@ -1,0 +1,53 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    """Connection options shared by the collection's MongoDB modules (module_utils/mongodb_common.py)."""
+
+    DOCUMENTATION = r"""
+options:
+  login_host:
+    description: The member (or router) to connect to.
+    type: str
+    default: localhost
+  login_port:
+    description: Its port.
+    type: int
+    default: 27017
+  login_user:
+    description:
+      - User to authenticate as, with SCRAM-SHA-256. Leave unset before the first user exists (the localhost
+        exception).
+    type: str
+  login_password:
+    description: Password of I(login_user); passed to pymongo, never on a command line.
+    type: str
+  login_database:
+    description: Authentication database of I(login_user).
+    type: str
+    default: admin
+  login_credentials_file:
+    description:
+      - A file of C(user:) and C(password:) lines, used for what I(login_user) and I(login_password) leave
+        unset. Refused when readable by group or others.
+    type: path
+  replica_set:
+    description: Replica set name; when set, pymongo discovers the set from I(login_host).
+    type: str
+  tls:
+    description: Connect with TLS.
+    type: bool
+    default: false
+  tls_ca_file:
+    description: CA certificate file for TLS.
+    type: path
+  connect_timeout:
+    description: Seconds to wait for a server to answer.
+    type: int
+    default: 10
+"""
