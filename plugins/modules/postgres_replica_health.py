@@ -36,33 +36,9 @@ options:
     type: str
     choices: [any, primary, replica]
     default: any
-  login_unix_socket:
-    description: Socket directory used when O(login_host) is not set.
-    type: path
-    default: /var/run/postgresql
-  login_host:
-    description: Connect over TCP to this host instead.
-    type: str
-  login_port:
-    description: Port.
-    type: int
-    default: 5432
-  login_user:
-    description: Role to log in as (peer on the socket).
-    type: str
-    default: postgres
-  login_password:
-    description: Password over TCP.
-    type: str
-  login_db:
-    description: Database to connect to.
-    type: str
-    default: postgres
-  connect_timeout:
-    description: Seconds to wait for a connection.
-    type: int
-    default: 10
 requirements: [psycopg2]
+extends_documentation_fragment:
+  - dbops.clusters.postgres_login
 attributes:
   check_mode:
     support: full
