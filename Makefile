@@ -17,11 +17,12 @@ COLLECTION_LINK := .collections/ansible_collections/dbops/clusters
 # there; a copy goes stale and shadows new modules, so put the link there too.
 ANSIBLE_HOME_LINK := .ansible/collections/ansible_collections/dbops/clusters
 
-.PHONY: help deps host venv lab lab-down lab-status test unit lint lock clean bench-mysql
+.PHONY: help deps host venv lab lab-down lab-status test scenario unit lint lock clean bench-mysql
 
 help:
 	@echo "make lab        build the lab image if needed, start the lab hosts, configure them, print how to reach them"
 	@echo "make test       lint, build, sanity, unit and every molecule scenario (summary at the end)"
+	@echo "make scenario S=NAME  one molecule scenario, start to destroy (molecule test -s NAME)"
 	@echo "make lab-down   remove the lab's containers, volumes and network"
 	@echo "make lab-status show the lab hosts;  lab/lab shell HOST opens a shell in one"
 	@echo "make deps       install what the two commands need (apt packages, podman settings, .venv)"
@@ -75,6 +76,10 @@ lab-status: venv
 
 test: deps
 	@bash tests/run_all.sh
+
+scenario: deps
+	@test -n "$(S)" || { echo "usage: make scenario S=<molecule scenario>" >&2; exit 2; }
+	@molecule test -s $(S)
 
 unit: venv $(COLLECTION_LINK)
 	@pytest -q

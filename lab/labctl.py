@@ -147,6 +147,9 @@ def inventory(topo):
         "vars": {
             "ansible_connection": "community.docker.docker_api",
             "ansible_docker_docker_host": PODMAN_SOCKET,
+            # The connection's API timeout defaults to 10 s; a busy podman service on 2 cores exceeds it
+            # and hosts turn UNREACHABLE in the middle of a run.
+            "ansible_docker_timeout": 60,
             "ansible_user": "root",
             "ansible_python_interpreter": "/usr/bin/python3",
             **topo["vars"],
