@@ -20,8 +20,8 @@ def render(**overrides):
     with open(os.path.join(ROLE, "templates", "tables.yml.j2"), encoding="utf-8") as handle:
         source = handle.read()
     variables.update(groups={"galera": ["g1", "g2", "g3"], "proxysql": ["p1", "p2"]},
-                     hostvars=dict((host, {"ansible_facts": {"default_ipv4": {"address": "10.0.0.%d" % index}}})
-                                   for index, host in enumerate(HOSTS, 1)),
+                     # inventory addresses only, no gathered facts (a play of the proxies alone has none)
+                     hostvars=dict((host, {"ansible_host": "10.0.0.%d" % index}) for index, host in enumerate(HOSTS, 1)),
                      proxysql_users=[{"username": "app", "password": "secret"}])
     variables.update(overrides)
     return yaml.safe_load(Templar(loader=DataLoader(), variables=variables).template(trust_as_template(source)))
@@ -91,3 +91,13 @@ def test_cluster_peers_only_when_enabled():
     assert render()["proxysql_servers"] == []
     peers = render(proxysql_cluster_enabled=True)["proxysql_servers"]
     assert [(p["hostname"], p["port"]) for p in peers] == [("10.0.0.4", 6032), ("10.0.0.5", 6032)]
+
+
+def test_backends_are_addressed_by_the_inventory_not_by_facts():
+    hostvars = {"g1": {"ansible_host": "db1.example", "proxysql_backend_address": "192.0.2.1",
+                       "ansible_facts": {"default_ipv4": {"address": "172.16.0.1"}}},
+                "g2": {"ansible_host": "192.0.2.2", "ansible_facts": {"default_ipv4": {"address": "172.16.0.2"}}},
+                "g3": {}}
+    servers = render(hostvars=hostvars)["mysql_servers"]
+    # the override, then ansible_host, then the inventory name; never the gathered default_ipv4
+    assert [(s["comment"], s["hostname"]) for s in servers] == [("g1", "192.0.2.1"), ("g2", "192.0.2.2"), ("g3", "g3")]

@@ -10,6 +10,9 @@ PROXIES = ("p1", "p2")
 MEMBERS = ("g1", "g2", "g3")
 VIP = "10.89.213.100"
 GAP_LIMIT_S = 1.0
+# admin_password.yml (after the drills) converged the proxies with a new admin password.
+OLD_ADMIN_PASSWORD = "molecule-admin-secret"
+NEW_ADMIN_PASSWORD = "molecule-admin-secret-2"
 
 # Runs inside a proxy: admin queries with the role's 0600 credentials file, rows printed as JSON.
 ADMIN_QUERY = """
@@ -47,6 +50,32 @@ def test_admin_interface_is_on_loopback_and_refuses_the_package_default(lab_host
                                         "user='admin', password='admin')")
     assert refused.rc != 0 and "Access denied" in refused.stderr, refused.stderr
     assert admin(host, "SELECT 1 AS one") == [{"one": "1"}]
+
+
+def admin_login(host, password):
+    """Log in to the admin interface as the role's admin user; (rc, stderr)."""
+    result = host.run("python3 -c %s", "import pymysql; pymysql.connect(host='127.0.0.1', port=6032, "
+                                       "user='dbops_admin', password=%r).close()" % password)
+    return result.rc, result.stderr
+
+
+@pytest.mark.parametrize("proxy", PROXIES)
+def test_a_changed_admin_password_reaches_the_running_proxysql(lab_hosts, proxy):
+    host = lab_hosts[proxy]
+    assert admin_login(host, NEW_ADMIN_PASSWORD)[0] == 0
+    rc, stderr = admin_login(host, OLD_ADMIN_PASSWORD)
+    assert rc != 0 and "Access denied" in stderr, stderr
+    # saved to disk too (a restart keeps it), and the 0600 file the role logs in with follows it
+    for table in ("runtime_global_variables", "disk.global_variables"):
+        rows = admin(host, "SELECT variable_value FROM %s WHERE variable_name = 'admin-admin_credentials'" % table)
+        assert rows == [{"variable_value": "dbops_admin:" + NEW_ADMIN_PASSWORD}], table
+
+
+def test_a_masked_unit_is_unmasked_and_started(lab_hosts):
+    # admin_password.yml masked and stopped p2's ProxySQL before the converge
+    host = lab_hosts["p2"]
+    assert host.run("systemctl is-enabled proxysql").stdout.strip() == "enabled"
+    assert host.run("systemctl is-active proxysql").stdout.strip() == "active"
 
 
 @pytest.mark.parametrize("proxy", PROXIES)
