@@ -60,6 +60,12 @@ options:
   login_config_file:
     description: An option file (mode 0600) with C([client]) user, password, host and port of the admin interface.
     type: path
+  login_fallback_password:
+    description:
+      - Tried once when ProxySQL refuses the login with the other credentials (error 1045). For a role that
+        changes C(admin-admin_credentials) and only then rewrites I(login_config_file): pass the new password
+        here, so a run stopped between the two can still log in next time.
+    type: str
   connect_timeout:
     description: Seconds to wait for the connection.
     type: int
@@ -161,6 +167,10 @@ reason:
   description: Why, in words.
   returned: always
   type: str
+login:
+  description: C(given) when the credentials given were accepted, C(fallback) when I(login_fallback_password) was.
+  returned: when connected
+  type: str
 """
 
 import traceback
@@ -177,9 +187,11 @@ except ImportError:  # pragma: no cover - reported through HAS_PYMYSQL
     pymysql = None
 
 ROW_TABLES = [table for table in planner.TABLES if table != "global_variables"]
+ACCESS_DENIED = 1045   # ER_ACCESS_DENIED_ERROR, what ProxySQL's admin answers to a wrong password
 
 
 def admin_connection(params):
+    """(connection, which credentials were accepted: 'given' or 'fallback')."""
     kwargs = {"host": params["login_host"], "port": params["login_port"],
               "connect_timeout": params["connect_timeout"], "autocommit": True}
     if params.get("login_config_file"):
@@ -196,8 +208,14 @@ def admin_connection(params):
     if not kwargs.get("user"):
         raise ConnectionError_("no admin user: set login_user or a user in login_config_file")
     try:
-        return pymysql.connect(**kwargs)
+        return pymysql.connect(**kwargs), "given"
     except pymysql.err.MySQLError as err:
+        fallback = params.get("login_fallback_password")
+        if fallback is not None and err.args and err.args[0] == ACCESS_DENIED:
+            try:
+                return pymysql.connect(**dict(kwargs, password=fallback)), "fallback"
+            except pymysql.err.MySQLError:
+                pass  # report the first refusal: it names the credentials the caller meant
         raise ConnectionError_("cannot connect to ProxySQL admin at %s:%s as %s: %s"
                                % (kwargs["host"], kwargs["port"], kwargs["user"], err))
 
@@ -216,6 +234,7 @@ def main():
         login_user=dict(type="str"),
         login_password=dict(type="str", no_log=True),
         login_config_file=dict(type="path"),
+        login_fallback_password=dict(type="str", no_log=True),
         connect_timeout=dict(type="int", default=10),
         global_variables=dict(type="dict"),
         prune=dict(type="list", elements="str", default=[]),
@@ -244,7 +263,7 @@ def main():
 
     result = dict(changed=False, queries=[], publish=[], changes={}, decision="unchanged", reason="")
     try:
-        connection = admin_connection(module.params)
+        connection, result["login"] = admin_connection(module.params)
     except ConnectionError_ as err:
         module.fail_json(msg=str(err), **result)
     try:

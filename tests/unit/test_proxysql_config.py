@@ -172,3 +172,55 @@ def test_unpublished_global_variables_are_judged_on_declared_names_only():
             {"variable_name": "mysql-threads", "variable_value": "2"}]
     declared = {"global_variables": [{"variable_name": "mysql-monitor_username", "variable_value": "mon"}]}
     assert planner.plan(declared, {"global_variables": memory}, saved_tables={"global_variables": disk})["publish"] == []
+
+
+class FakeProxySQL:
+    """pymysql.connect stand-in: accepts one admin password and refuses others as ProxySQL does (1045)."""
+
+    def __init__(self, pymysql, accepted):
+        self.pymysql, self.accepted, self.tried = pymysql, accepted, []
+
+    def __call__(self, **kwargs):
+        self.tried.append(kwargs["password"])
+        if kwargs["password"] != self.accepted:
+            raise self.pymysql.err.OperationalError(1045, "ProxySQL Error: Access denied for user 'dbops_admin'")
+        return "connection"
+
+
+@pytest.fixture
+def admin_login(tmp_path, monkeypatch):
+    """login(accepted, file_password, fallback) -> (result or the error, passwords tried in order)."""
+    pymysql = pytest.importorskip("pymysql")
+    from ansible_collections.dbops.clusters.plugins.modules import proxysql_config as module
+    from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import ConnectionError_
+
+    def login(accepted, file_password, fallback=None):
+        option_file = tmp_path / "admin.cnf"
+        option_file.write_text("[client]\nuser=dbops_admin\npassword=%s\nhost=127.0.0.1\nport=6032\n" % file_password)
+        option_file.chmod(0o600)
+        fake = FakeProxySQL(pymysql, accepted)
+        monkeypatch.setattr(module.pymysql, "connect", fake)
+        params = {"login_host": "127.0.0.1", "login_port": 6032, "connect_timeout": 1,
+                  "login_config_file": str(option_file), "login_fallback_password": fallback}
+        try:
+            return module.admin_connection(params), fake.tried
+        except ConnectionError_ as err:
+            return err, fake.tried
+    return login
+
+
+def test_the_credentials_file_is_tried_first_and_the_fallback_is_not_needed(admin_login):
+    assert admin_login("old-secret", "old-secret", fallback="new-secret") == (("connection", "given"), ["old-secret"])
+
+
+def test_a_refused_file_password_falls_back_to_the_password_a_stopped_run_already_set(admin_login):
+    # the run changed admin-admin_credentials, then stopped before rewriting the file
+    assert admin_login("new-secret", "old-secret", fallback="new-secret") == (
+        ("connection", "fallback"), ["old-secret", "new-secret"])
+
+
+def test_without_a_fallback_or_with_a_wrong_one_the_first_refusal_is_reported(admin_login):
+    for fallback in (None, "other-secret"):
+        error, tried = admin_login("new-secret", "old-secret", fallback=fallback)
+        assert "Access denied" in str(error) and "dbops_admin" in str(error), error
+        assert tried == ["old-secret"] + ([fallback] if fallback else [])

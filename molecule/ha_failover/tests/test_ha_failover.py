@@ -17,7 +17,7 @@ NEW_ADMIN_PASSWORD = "molecule-admin-secret-2"
 # Runs inside a proxy: admin queries with the role's 0600 credentials file, rows printed as JSON.
 ADMIN_QUERY = """
 import json, sys, pymysql
-opts = dict(l.strip().split('=', 1) for l in open('/root/.proxysql-admin.cnf') if '=' in l)
+opts = dict(l.strip().split('=', 1) for l in open('/root/.proxysql-admin.cnf') if '=' in l and l[0] != '#')
 c = pymysql.connect(host=opts['host'], port=int(opts['port']), user=opts['user'], password=opts['password'])
 with c.cursor(pymysql.cursors.DictCursor) as cur:
     cur.execute(sys.argv[1])
@@ -61,6 +61,8 @@ def admin_login(host, password):
 
 @pytest.mark.parametrize("proxy", PROXIES)
 def test_a_changed_admin_password_reaches_the_running_proxysql(lab_hosts, proxy):
+    # p2: changed by the converge, logged in with its file as it was; p1: already changed by a "stopped run",
+    # so the converge logged in with the new password (the fallback) and only rewrote the file
     host = lab_hosts[proxy]
     assert admin_login(host, NEW_ADMIN_PASSWORD)[0] == 0
     rc, stderr = admin_login(host, OLD_ADMIN_PASSWORD)
