@@ -62,9 +62,9 @@ options:
     type: path
   login_fallback_password:
     description:
-      - Tried once when ProxySQL refuses the login with the other credentials (error 1045). For a role that
-        changes C(admin-admin_credentials) and only then rewrites I(login_config_file): pass the new password
-        here, so a run stopped between the two can still log in next time.
+      - Tried once when ProxySQL refuses the login with the other credentials (error 1045). A role that
+        changes C(admin-admin_credentials) and only then rewrites I(login_config_file) passes the new password
+        here, so that a run stopped between the two can still log in next time.
     type: str
   connect_timeout:
     description: Seconds to wait for the connection.
