@@ -4,6 +4,8 @@ import hashlib
 import importlib.util
 import io
 import os
+import socket
+import threading
 
 import pytest
 import yaml
@@ -169,3 +171,27 @@ def test_a_failed_lane_is_reported_with_its_log_tail(tmp_path):
     with pytest.raises(labctl.LabError, match="configuring failed in galera"):
         labctl.report_lanes([lane], 5.0, out=out)
     assert "galera: exit 2" in out.getvalue() and "PLAY RECAP" in out.getvalue()
+
+
+def test_docker_api_version_is_asked_once_and_written_into_the_inventory(tmp_path):
+    path = str(tmp_path / "api.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+
+    def answer():
+        conn, _ = server.accept()
+        conn.recv(4096)
+        conn.sendall(b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"ApiVersion": "1.41"}')
+        conn.close()
+
+    thread = threading.Thread(target=answer)
+    thread.start()
+    assert labctl.docker_api_version(path, timeout=5) == "1.41"
+    thread.join()
+    server.close()
+    assert labctl.docker_api_version(str(tmp_path / "none.sock")) is None
+    topo = labctl.load_topology(write_topology(tmp_path), "")
+    assert "ansible_docker_api_version" not in labctl.inventory(topo)["all"]["vars"]
+    topo["docker_api_version"] = "1.41"
+    assert labctl.inventory(topo)["all"]["vars"]["ansible_docker_api_version"] == "1.41"
