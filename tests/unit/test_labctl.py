@@ -35,7 +35,7 @@ def test_default_lab_is_the_seeds_stack_and_every_host_is_in_one_lane():
     assert [h for h, g in groups.items() if "proxysql" in g] == ["proxy1", "proxy2"]
     assert not [h for h, g in groups.items() if "gr" in g], "the default lab stays small"
     lanes = labctl.lane_hosts(topo)
-    assert lanes == {"galera": ["db1", "db2", "db3"], "proxies": ["proxy1", "proxy2"], "mysql": ["mysql1", "mysql2"]}
+    assert lanes == {"galera": ["db1", "db2", "db3", "proxy1", "proxy2"], "mysql": ["mysql1", "mysql2"]}
     assert labctl.vip_addresses(topo) == [("proxysql", "10.89.100.100")]
 
 
@@ -53,7 +53,7 @@ def test_secrets_are_generated_lookups_never_literal_values():
     for name, value in secrets.items():
         if "password" in name and isinstance(value, str):
             assert "lookup('ansible.builtin.password', inventory_dir ~ '/secrets/" in value \
-                or value in ("{{ lab_app_password }}", "{{ lab_proxysql_monitor_password }}"), name
+                or value == "{{ lab_app_password }}", name
 
 
 def test_unknown_profile_is_refused_with_the_known_ones(tmp_path):
