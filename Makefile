@@ -56,14 +56,12 @@ $(ANSIBLE_HOME_LINK):
 	@ln -sfn ../../../.. $@
 
 lab: deps
-	@lab/lab up
-	@echo "==> configuring the lab hosts: playbooks/lab.yml"
-	@ansible-playbook playbooks/lab.yml
+	@lab/lab --profile '$(LAB_PROFILE)' up
+	@lab/lab configure
 	@lab/lab status
 	@echo
-	@echo "Reach it: lab/lab shell db1 (then: mariadb), lab/lab shell mysql1 (then: mysql); Ansible uses"
-	@echo "lab/inventory/dbops-lab.yml (the default in ansible.cfg), e.g. ansible-playbook playbooks/rolling_restart.yml"
-	@echo "Galera: 10.89.100.11-13:3306   MySQL source/replica: 10.89.100.21-22:3306   Remove it: make lab-down"
+	@lab/lab guide
+	@echo "Remove it: make lab-down"
 
 bench-mysql: deps
 	@bash bench/mysql_tuning/run.sh

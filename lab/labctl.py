@@ -1,24 +1,36 @@
 #!/usr/bin/env python3
 """The local podman lab: hosts with systemd as PID 1 on a podman network with fixed addresses.
 
-    labctl.py [--topology FILE] up | down | status | inventory | shell HOST | image [--force]
+    labctl.py [--topology FILE] [--profile NAME] up | down | status | inventory | shell HOST | image [--force]
+                                                 | configure | guide
 
 A topology file names the lab, its network and its hosts (see lab/topology.yml). `up` builds the image
 when needed, creates what is missing, waits until systemd is up in every host, writes the Ansible
-inventory and prints the hosts; a second `up` changes nothing. `down` removes the lab's containers,
-their volumes and its network. Molecule's shared create/destroy playbooks drive this same code.
+inventory and prints the hosts; a second `up` changes nothing. `configure` runs the topology's playbook
+once per lane, the lanes side by side, and prints their progress and one recap. `guide` prints the
+topology's how-to (connecting, drills). `down` removes the lab's containers, their volumes and its network.
+A profile (`--profile gr`) adds the hosts, settings and lanes of `profiles.<name>` to the topology; `up`
+records it in the inventory, and the other commands use the recorded one. Molecule's shared create/destroy
+playbooks drive this same code.
 """
 import argparse
+import glob
+import hashlib
 import ipaddress
 import json
 import os
+import re
+import shutil
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 import yaml
 
 LAB_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(LAB_DIR)
 DEFAULT_TOPOLOGY = os.path.join(LAB_DIR, "topology.yml")
 LABEL = "dbops.lab"
 # NET_ADMIN/NET_RAW for keepalived, nft and failure drills; SYS_ADMIN because units with BindPaths
@@ -40,12 +52,22 @@ def podman(*args, check=True, capture=True):
     return proc
 
 
-def load_topology(path):
+def load_topology(path, profile=None):
+    """The topology of `path` with `profile` applied; profile None: the one `up` recorded, if any."""
     with open(path, encoding="utf-8") as handle:
         topo = yaml.safe_load(handle)
     for key in ("name", "network", "hosts"):
         if key not in topo:
             raise LabError(f"{path}: missing '{key}'")
+    topo["path"] = path
+    topo.setdefault("image", os.environ.get("LAB_IMAGE", "localhost/dbops-lab:trixie"))
+    topo.setdefault("inventory", os.path.join(LAB_DIR, "inventory", f"{topo['name']}.yml"))
+    for key in ("vars", "group_vars", "package_files", "profiles"):
+        topo.setdefault(key, {})
+    topo.setdefault("guide", "")
+    if profile is None:
+        profile = recorded_profile(topo)
+    apply_profile(topo, profile)
     subnet = ipaddress.ip_network(topo["network"]["subnet"])
     seen = {}
     for host in topo["hosts"]:
@@ -57,14 +79,95 @@ def load_topology(path):
         seen[host["ip"]] = host["name"]
         host.setdefault("groups", [])
         host.setdefault("vars", {})
-    topo.setdefault("image", os.environ.get("LAB_IMAGE", "localhost/dbops-lab:trixie"))
-    topo.setdefault("inventory", os.path.join(LAB_DIR, "inventory", f"{topo['name']}.yml"))
-    topo.setdefault("vars", {})
-    topo.setdefault("group_vars", {})
-    unknown = sorted(set(topo["group_vars"]) - {g for h in topo["hosts"] for g in h["groups"]})
-    if unknown:
-        raise LabError(f"{path}: group_vars for groups no host is in: {', '.join(unknown)}")
+    groups = {g for h in topo["hosts"] for g in h["groups"]}
+    for key in ("group_vars", "package_files"):
+        unknown = sorted(set(topo[key]) - groups)
+        if unknown:
+            raise LabError(f"{path}: {key} for groups no host is in: {', '.join(unknown)}")
+    if "configure" in topo:
+        lane_hosts(topo)        # refuse lanes that miss a host or share one
     return topo
+
+
+def apply_profile(topo, profile):
+    """Add a profile's hosts, variables, package files, lanes and guide to the topology."""
+    topo["profile"] = profile or ""
+    if not profile:
+        return
+    if profile not in topo["profiles"]:
+        raise LabError(f"{topo['path']}: no profile '{profile}'; profiles: "
+                       + (", ".join(sorted(topo["profiles"])) or "none"))
+    extra = topo["profiles"][profile]
+    topo["hosts"] = topo["hosts"] + extra.get("hosts", [])
+    topo["vars"] = {**topo["vars"], **extra.get("vars", {})}
+    for key in ("group_vars", "package_files"):
+        for group, values in extra.get(key, {}).items():
+            topo[key][group] = {**topo[key].get(group, {}), **values}
+    if "lanes" in extra:
+        topo.setdefault("configure", {"lanes": {}})
+        topo["configure"]["lanes"] = {**topo["configure"].get("lanes", {}), **extra["lanes"]}
+    if extra.get("guide"):
+        topo["guide"] = topo["guide"].rstrip("\n") + "\n\n" + extra["guide"]
+
+
+def recorded_profile(topo):
+    """The profile the last `up` wrote into the inventory ("" when none)."""
+    if not os.path.exists(topo["inventory"]):
+        return ""
+    with open(topo["inventory"], encoding="utf-8") as handle:
+        written = yaml.safe_load(handle) or {}
+    return written.get("all", {}).get("vars", {}).get("lab_profile", "") or ""
+
+
+def lane_hosts(topo):
+    """{lane: [host names]}: every host of the topology in exactly one lane of `configure.lanes`."""
+    lanes = topo["configure"].get("lanes") or {}
+    if not lanes:
+        raise LabError(f"{topo['path']}: configure.lanes is empty")
+    owner, result = {}, {}
+    for lane, groups in lanes.items():
+        result[lane] = []
+        for host in topo["hosts"]:
+            if set(groups) & set(host.get("groups", [])):
+                if host["name"] in owner:
+                    raise LabError(f"{topo['path']}: host {host['name']} is in lanes {owner[host['name']]} and "
+                                   f"{lane}: two playbook runs would configure it at once")
+                owner[host["name"]] = lane
+                result[lane].append(host["name"])
+    missing = [h["name"] for h in topo["hosts"] if h["name"] not in owner]
+    if missing:
+        raise LabError(f"{topo['path']}: hosts in no lane of configure.lanes (never configured): "
+                       + ", ".join(missing))
+    return result
+
+
+def version_key(path):
+    """Sort key that orders proxysql_2.10.0 after proxysql_2.9.1."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", os.path.basename(path))]
+
+
+def find_package_file(pattern, base=REPO_DIR):
+    """The newest file matching `pattern` (relative to the repository), checked against the SHA256SUMS
+    file next to it when there is one."""
+    full = os.path.normpath(os.path.join(base, pattern))
+    matches = sorted((m for m in glob.glob(full) if os.path.isfile(m)), key=version_key)
+    if not matches:
+        raise LabError(f"no package file matches {pattern} (looked for {full}); the lab installs it "
+                       f"through the role's package-file path")
+    chosen = os.path.abspath(matches[-1])
+    sums = os.path.join(os.path.dirname(chosen), "SHA256SUMS")
+    if os.path.exists(sums):
+        with open(sums, encoding="utf-8") as handle:
+            listed = dict(reversed(line.split(None, 1)) for line in handle if line.strip())
+        listed = {name.strip().lstrip("*"): digest for name, digest in listed.items()}
+        expected = listed.get(os.path.basename(chosen))
+        if expected is None:
+            raise LabError(f"{chosen} is not listed in {sums}")
+        with open(chosen, "rb") as handle:
+            actual = hashlib.sha256(handle.read()).hexdigest()
+        if actual != expected:
+            raise LabError(f"{chosen}: SHA-256 {actual} differs from {expected} in {sums}")
+    return chosen
 
 
 def container_name(topo, host):
@@ -132,6 +235,24 @@ def wait_for_systemd(topo, timeout=120):
     return states
 
 
+def docker_api_version(socket_path=PODMAN_SOCKET[len("unix://"):], timeout=30):
+    """The Docker API version podman's socket speaks, asked once here. Without it in the inventory the
+    docker_api connection asks /version before every task on every host, and podman takes about 0.5 s of
+    CPU to answer (it runs its runtimes to report their versions): half of a lab task's time. None when
+    the socket does not answer (the connection then asks as before)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(socket_path)
+            conn.sendall(b"GET /version HTTP/1.0\r\nHost: podman\r\n\r\n")
+            reply = b""
+            while chunk := conn.recv(65536):
+                reply += chunk
+        return str(json.loads(reply.split(b"\r\n\r\n", 1)[1])["ApiVersion"])
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+
+
 def inventory(topo):
     hosts = {h["name"]: {"ansible_host": container_name(topo, h), "lab_ip": h["ip"], **h["vars"]}
              for h in topo["hosts"]}
@@ -142,7 +263,10 @@ def inventory(topo):
     # A group's settings live in the inventory, so every operations playbook sees the lab as it would a
     # user's hosts (a flavor kept in lab.yml's play vars was invisible to galera_recover.yml).
     for group, group_vars in topo["group_vars"].items():
-        children[group]["vars"] = group_vars
+        children[group]["vars"] = dict(group_vars)
+    for group, files in topo["package_files"].items():
+        children[group].setdefault("vars", {}).update(
+            {var: find_package_file(pattern) for var, pattern in files.items()})
     return {"all": {
         "vars": {
             "ansible_connection": "community.docker.docker_api",
@@ -150,8 +274,10 @@ def inventory(topo):
             # The connection's API timeout defaults to 10 s; a busy podman service on 2 cores exceeds it
             # and hosts turn UNREACHABLE in the middle of a run.
             "ansible_docker_timeout": 60,
+            **({"ansible_docker_api_version": topo["docker_api_version"]} if topo.get("docker_api_version") else {}),
             "ansible_user": "root",
             "ansible_python_interpreter": "/usr/bin/python3",
+            **({"lab_profile": topo["profile"]} if topo["profile"] else {}),
             **topo["vars"],
         },
         "hosts": hosts,
@@ -184,8 +310,13 @@ def cmd_up(topo, _args):
             podman("start", name)
             changed.append(f"started {name}")
     wait_for_systemd(topo)
+    topo["docker_api_version"] = docker_api_version()
     write_inventory(topo)
-    print("==> " + ("; ".join(changed) if changed else "lab already up, nothing changed"))
+    print("==> " + ("; ".join(changed) if changed else "lab already up, nothing changed")
+          + (f" (profile {topo['profile']})" if topo["profile"] else ""))
+    others = sorted(set(states) - {container_name(topo, h) for h in topo["hosts"]})
+    if others:
+        print(f"    not in this profile, left as they are: {', '.join(others)} (make lab-down removes them)")
     cmd_status(topo, _args)
     print(f"\nInventory: {os.path.relpath(topo['inventory'])}\n"
           f"Shell:     lab/lab shell HOST      Ansible: ansible -i {os.path.relpath(topo['inventory'])} all -m ping")
@@ -216,6 +347,19 @@ def cmd_status(topo, _args):
             systemd = podman("exec", name, "systemctl", "is-system-running", check=False).stdout.strip()
         print(f"{host['name']:<12} {host['ip']:<16} {name:<28} {state:<10} {systemd:<10} "
               f"{','.join(host['groups'])}")
+    for group, address in vip_addresses(topo):
+        holders = [h["name"] for h in topo["hosts"] if group in h["groups"]
+                   and states.get(container_name(topo, h)) == "running"
+                   and f" {address}/" in podman("exec", container_name(topo, h), "ip", "-4", "-o", "addr",
+                                                  "show", check=False).stdout]
+        print(f"VIP {address} ({group}): held by {' and '.join(holders) if holders else 'no host'}")
+
+
+def vip_addresses(topo):
+    """[(group, address)] of the keepalived_vips declared in the topology's group settings."""
+    return [(group, str(vip["address"]).split("/", 1)[0])
+            for group, values in sorted(topo["group_vars"].items())
+            for vip in values.get("keepalived_vips") or [] if isinstance(vip, dict) and "address" in vip]
 
 
 def cmd_inventory(topo, _args):
@@ -234,11 +378,141 @@ def cmd_image(topo, args):
     ensure_image(topo, force=args.force)
 
 
+def cmd_guide(topo, _args):
+    print(topo["guide"].rstrip("\n") if topo["guide"] else f"{topo['path']} has no guide")
+
+
+RECAP = re.compile(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)")
+
+
+class Lane:
+    """One ansible-playbook run of the topology's playbook, limited to one lane's groups."""
+
+    def __init__(self, name, groups, hosts, log_path):
+        self.name, self.groups, self.hosts, self.log_path = name, groups, hosts, log_path
+        self.play, self.task, self.tasks, self.recap = "", "", 0, {}
+        self.rc, self.proc, self.thread = None, None, None
+
+
+class Progress:
+    """Progress lines of side-by-side lanes: plays, changes, failures, a heartbeat while a task runs."""
+
+    def __init__(self, width, out=sys.stdout, heartbeat=20.0):
+        self.start, self.width, self.out, self.heartbeat = time.monotonic(), width, out, heartbeat
+        self.lock, self.last = threading.Lock(), {}
+
+    def say(self, lane, text):
+        with self.lock:
+            self.out.write(f"    [{lane.name:<{self.width}} {time.monotonic() - self.start:4.0f}s] {text}\n")
+            self.out.flush()
+            self.last[lane.name] = time.monotonic()
+
+    def line(self, lane, line):
+        """Follow one output line of a lane's run (the default callback's format)."""
+        if line.startswith("PLAY RECAP"):
+            lane.task = "recap"
+        elif line.startswith("PLAY ["):
+            lane.play = line[6:].split("] ", 1)[0].rstrip("]").strip()
+        elif line.startswith(("TASK [", "RUNNING HANDLER [")):
+            if lane.play:       # a play is named when it runs a task: a play outside the limit runs none
+                self.say(lane, "play: " + lane.play)
+                lane.play = ""
+            lane.task = line.split("[", 1)[1].rsplit("]", 1)[0]
+            lane.tasks += 1
+        elif lane.task == "recap" and RECAP.match(line):
+            host, ok, changed, unreachable, failed = RECAP.match(line).groups()
+            lane.recap[host] = {"ok": int(ok), "changed": int(changed), "unreachable": int(unreachable),
+                                "failed": int(failed)}
+        elif line.startswith(("changed: [", "fatal: [", "failed: [")) or "UNREACHABLE!" in line:
+            what, host = line.split(": [", 1)[0], line.split("[", 1)[1].split("]", 1)[0]
+            self.say(lane, f"{what:<7} {host:<8} {lane.task}")
+
+    def beat(self, lanes):
+        now = time.monotonic()
+        for lane in lanes:
+            if lane.rc is None and now - self.last.get(lane.name, self.start) >= self.heartbeat:
+                self.say(lane, f"...     task {lane.tasks}: {lane.task or 'starting'}")
+
+
+def ansible_playbook():
+    beside = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    found = beside if os.path.exists(beside) else shutil.which("ansible-playbook")
+    if not found:
+        raise LabError("ansible-playbook not found: run 'make deps'")
+    return found
+
+
+def follow(lane, progress):
+    with open(lane.log_path, "w", encoding="utf-8") as log:
+        for line in lane.proc.stdout:
+            log.write(line)
+            progress.line(lane, line.rstrip("\n"))
+    lane.rc = lane.proc.wait()
+
+
+def cmd_configure(topo, _args):
+    """Run the playbook once per lane, side by side, and print one recap."""
+    if "configure" not in topo:
+        raise LabError(f"{topo['path']} has no configure section")
+    if not os.path.exists(topo["inventory"]):
+        raise LabError(f"no inventory at {topo['inventory']}: run 'up' first")
+    playbook = os.path.join(REPO_DIR, topo["configure"].get("playbook", "playbooks/lab.yml"))
+    log_dir = os.path.join(os.path.dirname(topo["inventory"]), "logs")
+    os.makedirs(log_dir, exist_ok=True)
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PYTHONUNBUFFERED="1")
+    env.setdefault("ANSIBLE_CONFIG", os.path.join(REPO_DIR, "ansible.cfg"))
+    env.setdefault("ANSIBLE_HOME", os.path.join(REPO_DIR, ".ansible"))
+    groups_of = topo["configure"]["lanes"]
+    lanes = [Lane(name, groups_of[name], hosts, os.path.join(log_dir, f"{name}.log"))
+             for name, hosts in lane_hosts(topo).items() if hosts]
+    print(f"==> configuring with {os.path.relpath(playbook, REPO_DIR)}: {len(lanes)} runs side by side "
+          f"(logs: {os.path.relpath(log_dir)}/)")
+    progress = Progress(max(len(lane.name) for lane in lanes))
+    for lane in lanes:
+        progress.say(lane, f"start   {' '.join(lane.hosts)} (--limit {':'.join(lane.groups)})")
+        lane.proc = subprocess.Popen([ansible_playbook(), "-i", topo["inventory"], playbook,
+                                      "--limit", ":".join(lane.groups)],
+                                     cwd=REPO_DIR, env=env, text=True, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        lane.thread = threading.Thread(target=follow, args=(lane, progress), daemon=True)
+        lane.thread.start()
+    while any(lane.thread.is_alive() for lane in lanes):
+        time.sleep(1)
+        progress.beat(lanes)
+    return report_lanes(lanes, time.monotonic() - progress.start)
+
+
+def report_lanes(lanes, elapsed, out=sys.stdout):
+    """Print each host's recap and what went wrong; raise LabError when a lane failed."""
+    out.write(f"==> configured in {elapsed:.0f} s\n")
+    changed = {}
+    for lane in lanes:
+        for host, counts in sorted(lane.recap.items()):
+            out.write(f"    {host:<10} ok={counts['ok']:<4} changed={counts['changed']:<4} "
+                      f"unreachable={counts['unreachable']:<2} failed={counts['failed']:<2} ({lane.name})\n")
+            if counts["changed"]:
+                changed[host] = counts["changed"]
+    failed = [lane for lane in lanes if lane.rc != 0 or not lane.recap]
+    for lane in failed:
+        with open(lane.log_path, encoding="utf-8") as handle:
+            tail = handle.readlines()[-40:]
+        out.write(f"\n--- {lane.name}: exit {lane.rc}, last lines of {os.path.relpath(lane.log_path)}:\n")
+        out.write("".join(tail))
+    if failed:
+        raise LabError("configuring failed in " + ", ".join(lane.name for lane in failed)
+                       + " (full logs above and in " + os.path.dirname(os.path.relpath(failed[0].log_path)) + ")")
+    out.write("    changed=0 on every host\n" if not changed else
+              "    changed: " + ", ".join(f"{h} ({n})" for h, n in sorted(changed.items())) + "\n")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--topology", default=os.environ.get("LAB_TOPOLOGY", DEFAULT_TOPOLOGY))
+    parser.add_argument("--profile", default=None,
+                        help="add the topology's profiles.NAME; default: none for up, the recorded one otherwise")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("up", "down", "status", "inventory"):
+    for name in ("up", "down", "status", "inventory", "configure", "guide"):
         sub.add_parser(name)
     shell = sub.add_parser("shell")
     shell.add_argument("host")
@@ -246,9 +520,11 @@ def main(argv=None):
     image.add_argument("--force", action="store_true")
     args = parser.parse_args(argv)
     try:
-        topo = load_topology(args.topology)
-        topo["path"] = args.topology
-        globals()["cmd_" + args.command](topo, args)
+        # up builds the profile it is given (none: the default lab); down removes every host of the lab;
+        # the other commands follow the profile the last up recorded.
+        profile = args.profile if args.profile is not None else {"up": "", "down": ""}.get(args.command)
+        topo = load_topology(args.topology, profile)
+        return globals()["cmd_" + args.command](topo, args) or 0
     except LabError as err:
         print(f"ERROR: {err}", file=sys.stderr)
         return 1

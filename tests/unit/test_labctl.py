@@ -1,0 +1,197 @@
+"""lab/labctl.py without podman: profiles, lanes, package files, the inventory, and the progress and recap of
+side-by-side playbook runs (parsed from the default callback's output)."""
+import hashlib
+import importlib.util
+import io
+import os
+import socket
+import threading
+
+import pytest
+import yaml
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+SPEC = importlib.util.spec_from_file_location("labctl", os.path.join(ROOT, "lab", "labctl.py"))
+labctl = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(labctl)
+TOPOLOGY = os.path.join(ROOT, "lab", "topology.yml")
+
+
+def write_topology(tmp_path, **extra):
+    topo = {"name": "t", "network": {"name": "t", "subnet": "10.1.2.0/24"},
+            "inventory": str(tmp_path / "inventory" / "t.yml"),
+            "hosts": [{"name": "a", "ip": "10.1.2.1", "groups": ["one"]},
+                      {"name": "b", "ip": "10.1.2.2", "groups": ["two"]}]}
+    topo.update(extra)
+    path = tmp_path / "topology.yml"
+    path.write_text(yaml.safe_dump(topo))
+    return str(path)
+
+
+def test_default_lab_is_the_seeds_stack_and_every_host_is_in_one_lane():
+    topo = labctl.load_topology(TOPOLOGY, "")
+    groups = {h["name"]: h["groups"] for h in topo["hosts"]}
+    assert [h for h, g in groups.items() if "galera" in g] == ["db1", "db2", "db3"]
+    assert [h for h, g in groups.items() if "proxysql" in g] == ["proxy1", "proxy2"]
+    assert not [h for h, g in groups.items() if "gr" in g], "the default lab stays small"
+    lanes = labctl.lane_hosts(topo)
+    assert lanes == {"galera": ["db1", "db2", "db3", "proxy1", "proxy2"], "mysql": ["mysql1", "mysql2"]}
+    assert labctl.vip_addresses(topo) == [("proxysql", "10.89.100.100")]
+
+
+def test_gr_profile_adds_its_hosts_settings_and_lane():
+    topo = labctl.load_topology(TOPOLOGY, "gr")
+    assert [h["name"] for h in topo["hosts"]][-3:] == ["gr1", "gr2", "gr3"]
+    assert topo["group_vars"]["gr"]["group_replication_inventory_group"] == "gr"
+    assert labctl.lane_hosts(topo)["gr"] == ["gr1", "gr2", "gr3"]
+    assert "Group Replication" in topo["guide"] and "Failover drill" in topo["guide"]
+
+
+def test_secrets_are_generated_lookups_never_literal_values():
+    topo = labctl.load_topology(TOPOLOGY, "gr")
+    secrets = {**topo["vars"], **{k: v for values in topo["group_vars"].values() for k, v in values.items()}}
+    for name, value in secrets.items():
+        if "password" in name and isinstance(value, str):
+            assert "lookup('ansible.builtin.password', inventory_dir ~ '/secrets/" in value \
+                or value == "{{ lab_app_password }}", name
+
+
+def test_unknown_profile_is_refused_with_the_known_ones(tmp_path):
+    with pytest.raises(labctl.LabError, match="no profile 'nope'; profiles: big"):
+        labctl.load_topology(write_topology(tmp_path, profiles={"big": {}}), "nope")
+
+
+def test_up_records_the_profile_and_other_commands_follow_it(tmp_path):
+    path = write_topology(tmp_path, profiles={"big": {"hosts": [{"name": "c", "ip": "10.1.2.3", "groups": ["x"]}]}})
+    topo = labctl.load_topology(path, "big")
+    labctl.write_inventory(topo)
+    assert [h["name"] for h in labctl.load_topology(path)["hosts"]] == ["a", "b", "c"]
+    assert [h["name"] for h in labctl.load_topology(path, "")["hosts"]] == ["a", "b"]
+
+
+def test_a_host_in_two_lanes_or_in_none_is_refused(tmp_path):
+    with pytest.raises(labctl.LabError, match="host a is in lanes l1 and l2"):
+        labctl.load_topology(write_topology(tmp_path, configure={"lanes": {"l1": ["one"], "l2": ["one", "two"]}}))
+    with pytest.raises(labctl.LabError, match="hosts in no lane .*: b"):
+        labctl.load_topology(write_topology(tmp_path, configure={"lanes": {"l1": ["one"]}}))
+
+
+def package_dir(tmp_path, names, sums=None):
+    folder = tmp_path / "vendor"
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_bytes(name.encode())
+    if sums is not None:
+        (folder / "SHA256SUMS").write_text("".join(f"{digest}  {name}\n" for name, digest in sums.items()))
+    return folder
+
+
+def test_package_file_is_the_newest_match_and_its_checksum_is_verified(tmp_path):
+    names = ["p_2.9.1_amd64.deb", "p_2.10.0_amd64.deb"]
+    package_dir(tmp_path, names, {n: hashlib.sha256(n.encode()).hexdigest() for n in names})
+    found = labctl.find_package_file("vendor/p_*_amd64.deb", base=str(tmp_path))
+    assert found == str(tmp_path / "vendor" / "p_2.10.0_amd64.deb")
+
+
+def test_package_file_with_a_wrong_checksum_or_none_is_refused(tmp_path):
+    package_dir(tmp_path, ["p_1_amd64.deb"], {"p_1_amd64.deb": "0" * 64})
+    with pytest.raises(labctl.LabError, match="differs from"):
+        labctl.find_package_file("vendor/p_*_amd64.deb", base=str(tmp_path))
+    with pytest.raises(labctl.LabError, match="no package file matches vendor/q_"):
+        labctl.find_package_file("vendor/q_*_amd64.deb", base=str(tmp_path))
+
+
+def test_package_file_not_listed_in_its_checksums_is_refused(tmp_path):
+    package_dir(tmp_path, ["p_1_amd64.deb"], {"other.deb": "0" * 64})
+    with pytest.raises(labctl.LabError, match="not listed in"):
+        labctl.find_package_file("vendor/p_*_amd64.deb", base=str(tmp_path))
+
+
+def test_inventory_carries_group_settings_and_resolved_package_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(labctl, "find_package_file", lambda pattern: "/abs/" + pattern)
+    path = write_topology(tmp_path, group_vars={"one": {"k": 1}}, package_files={"two": {"f": "x_*.deb"}},
+                          profiles={"p": {}})
+    inv = labctl.inventory(labctl.load_topology(path, "p"))["all"]
+    assert inv["children"]["one"]["vars"] == {"k": 1}
+    assert inv["children"]["two"]["vars"] == {"f": "/abs/x_*.deb"}
+    assert inv["vars"]["lab_profile"] == "p"
+
+
+def test_default_lab_inventory_installs_the_vendored_proxysql():
+    inv = labctl.inventory(labctl.load_topology(TOPOLOGY, ""))["all"]
+    package = inv["children"]["proxysql"]["vars"]["proxysql_package_file"]
+    assert os.path.isabs(package) and package.endswith("_amd64.deb") and os.path.isfile(package)
+
+
+RUN = """
+PLAY [Three-node Galera cluster] ***********************************************
+
+TASK [Gathering Facts] *********************************************************
+ok: [db1]
+
+TASK [dbops.clusters.pxc_galera : Write the option file] ***********************
+changed: [db2]
+ok: [db1]
+
+PLAY RECAP *********************************************************************
+db1                        : ok=61   changed=0    unreachable=0    failed=0    skipped=20   rescued=0    ignored=0
+db2                        : ok=61   changed=1    unreachable=0    failed=0    skipped=20   rescued=0    ignored=0
+"""
+
+
+def run_lane(text, rc, tmp_path):
+    lane = labctl.Lane("galera", ["galera"], ["db1", "db2"], str(tmp_path / "galera.log"))
+    (tmp_path / "galera.log").write_text(text)
+    out = io.StringIO()
+    progress = labctl.Progress(6, out=out)
+    for line in text.splitlines():
+        progress.line(lane, line)
+    lane.rc = rc
+    return lane, out.getvalue()
+
+
+def test_progress_names_plays_and_changes_and_the_recap_counts_changes(tmp_path):
+    lane, printed = run_lane(RUN, 0, tmp_path)
+    assert "play: Three-node Galera cluster" in printed
+    assert "changed db2      dbops.clusters.pxc_galera : Write the option file" in printed
+    assert lane.recap["db2"]["changed"] == 1 and lane.tasks == 2
+    out = io.StringIO()
+    labctl.report_lanes([lane], 12.0, out=out)
+    assert "changed: db2 (1)" in out.getvalue()
+    lane.recap["db2"]["changed"] = 0
+    out = io.StringIO()
+    labctl.report_lanes([lane], 12.0, out=out)
+    assert "changed=0 on every host" in out.getvalue()
+
+
+def test_a_failed_lane_is_reported_with_its_log_tail(tmp_path):
+    lane, _ = run_lane(RUN.replace("failed=0    skipped=20   rescued=0    ignored=0\n", "failed=1 x\n", 1), 2,
+                       tmp_path)
+    out = io.StringIO()
+    with pytest.raises(labctl.LabError, match="configuring failed in galera"):
+        labctl.report_lanes([lane], 5.0, out=out)
+    assert "galera: exit 2" in out.getvalue() and "PLAY RECAP" in out.getvalue()
+
+
+def test_docker_api_version_is_asked_once_and_written_into_the_inventory(tmp_path):
+    path = str(tmp_path / "api.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+
+    def answer():
+        conn, _ = server.accept()
+        conn.recv(4096)
+        conn.sendall(b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"ApiVersion": "1.41"}')
+        conn.close()
+
+    thread = threading.Thread(target=answer)
+    thread.start()
+    assert labctl.docker_api_version(path, timeout=5) == "1.41"
+    thread.join()
+    server.close()
+    assert labctl.docker_api_version(str(tmp_path / "none.sock")) is None
+    topo = labctl.load_topology(write_topology(tmp_path), "")
+    assert "ansible_docker_api_version" not in labctl.inventory(topo)["all"]["vars"]
+    topo["docker_api_version"] = "1.41"
+    assert labctl.inventory(topo)["all"]["vars"]["ansible_docker_api_version"] == "1.41"
