@@ -15,13 +15,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def run_role(tmp_path, tasks_from, variables, members=("n1", "n2", "n3"), group="galera", limit=None,
-             host_vars=None):
+             host_vars=None, any_errors_fatal=False):
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {group: {"hosts": {
         m: (host_vars or {}).get(m) for m in members}}}}}))
     (tmp_path / "vars.json").write_text(json.dumps(dict({"pxc_galera_address": "10.0.0.1"}, **variables)))
     play = tmp_path / "play.yml"
-    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
+    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "any_errors_fatal": any_errors_fatal,
+                                     "tasks": [
         {"name": "Run the role's tasks", "ansible.builtin.include_role": {
             "name": "dbops.clusters.pxc_galera", "tasks_from": tasks_from}},
         {"name": "Show the restart reasons", "ansible.builtin.debug": {
@@ -55,6 +56,16 @@ def test_limit_while_members_outside_the_play_cannot_be_reached_is_refused_namin
     result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"}, limit="n1",
                       host_vars={"n2": gone, "n3": gone})
     refused(result, "n2, n3 (members of galera) cannot be reached", "Refusing before any change")
+
+
+def test_the_unreachable_refusal_is_reached_under_any_errors_fatal(tmp_path):
+    """The role runs under any_errors_fatal, where ansible-core counts an ignored unreachable result as a
+    failure: reading the outside members must not end the play before the refusal says why (galera_limit)."""
+    gone = {"ansible_connection": "ssh", "ansible_host": "192.0.2.1", "ansible_ssh_common_args": "-o ConnectTimeout=2"}
+    result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"}, limit="n1",
+                      host_vars={"n2": gone, "n3": gone}, any_errors_fatal=True)
+    refused(result, "n2, n3 (members of galera) cannot be reached", "Refusing before any change",
+            "pxc_galera_force_bootstrap_node")
 
 
 def test_a_missing_group_is_refused_naming_the_variable(tmp_path):
