@@ -37,6 +37,7 @@ def test_limit_with_unreachable_members_is_refused_naming_them(drills):
     assert refused["rc"] != 0
     assert "g1, g2 (members of galera) cannot be reached" in refused["out"]
     assert "Refusing before any change" in refused["out"]
+    assert "pxc_galera_force_bootstrap_node" in refused["out"], "the refusal does not name the way out"
     assert "galera_new_cluster" not in refused["out"] and "Start the next member" not in refused["out"]
 
 
