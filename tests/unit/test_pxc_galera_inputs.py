@@ -15,13 +15,17 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def run_role(tmp_path, tasks_from, variables, members=("n1", "n2", "n3"), group="galera", limit=None,
-             host_vars=None):
+             host_vars=None, any_errors_fatal=False):
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {group: {"hosts": {
         m: (host_vars or {}).get(m) for m in members}}}}}))
-    (tmp_path / "vars.json").write_text(json.dumps(dict({"pxc_galera_address": "10.0.0.1"}, **variables)))
+    # The restart-pending file goes to tmp_path: a test never writes into the controller's /etc.
+    (tmp_path / "vars.json").write_text(json.dumps(dict({
+        "pxc_galera_address": "10.0.0.1", "pxc_galera_restart_pending_file": str(tmp_path / "restart-pending")},
+        **variables)))
     play = tmp_path / "play.yml"
-    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
+    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "any_errors_fatal": any_errors_fatal,
+                                     "tasks": [
         {"name": "Run the role's tasks", "ansible.builtin.include_role": {
             "name": "dbops.clusters.pxc_galera", "tasks_from": tasks_from}},
         {"name": "Show the restart reasons", "ansible.builtin.debug": {
@@ -55,6 +59,46 @@ def test_limit_while_members_outside_the_play_cannot_be_reached_is_refused_namin
     result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"}, limit="n1",
                       host_vars={"n2": gone, "n3": gone})
     refused(result, "n2, n3 (members of galera) cannot be reached", "Refusing before any change")
+
+
+def test_the_unreachable_refusal_is_reached_under_any_errors_fatal(tmp_path):
+    """The role runs under any_errors_fatal, where ansible-core counts an ignored unreachable result as a
+    failure: reading the outside members must not end the play before the refusal says why (galera_limit)."""
+    gone = {"ansible_connection": "ssh", "ansible_host": "192.0.2.1", "ansible_ssh_common_args": "-o ConnectTimeout=2"}
+    result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"}, limit="n1",
+                      host_vars={"n2": gone, "n3": gone}, any_errors_fatal=True)
+    refused(result, "n2, n3 (members of galera) cannot be reached", "Refusing before any change",
+            "pxc_galera_force_bootstrap_node")
+
+
+def _tasks(node):
+    """Every task mapping in a parsed task file, blocks, rescues and always sections included."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _tasks(item)
+    elif isinstance(node, dict):
+        yield node
+        for key in ("block", "rescue", "always", "tasks", "pre_tasks", "post_tasks", "handlers"):
+            yield from _tasks(node.get(key))
+
+
+def test_every_read_that_ignores_unreachable_hosts_is_exempt_from_any_errors_fatal():
+    """The role and the Galera playbooks run under any_errors_fatal, where an ignored unreachable result still
+    ends the play for every host: each such read must say any_errors_fatal: false, or its message is lost."""
+    files = [os.path.join(REPO, "roles", "pxc_galera", d, f) for d in ("tasks", "handlers")
+             for f in os.listdir(os.path.join(REPO, "roles", "pxc_galera", d))]
+    files += [os.path.join(REPO, "playbooks", f) for f in os.listdir(os.path.join(REPO, "playbooks"))
+              if "galera" in f]
+    found, wrong = 0, []
+    for path in files:
+        with open(path, encoding="utf-8") as handle:
+            for task in _tasks(yaml.safe_load(handle)):
+                if task.get("ignore_unreachable"):
+                    found += 1
+                    if task.get("any_errors_fatal") is not False:
+                        wrong.append("%s: %s" % (os.path.relpath(path, REPO), task.get("name")))
+    assert found >= 2, "the reads this test guards were not found"
+    assert not wrong, wrong
 
 
 def test_a_missing_group_is_refused_naming_the_variable(tmp_path):
@@ -136,6 +180,42 @@ def test_a_static_change_beside_the_address_still_restarts(tmp_path):
         "pxc_galera_gate_timeout": 1})
     assert 'REASONS=["innodb_log_file_size: 48M -> 96M"]' in result.stdout, result.stdout[-2000:]
     assert "RUNNING HANDLER [dbops.clusters.pxc_galera : Restart changed Galera members" in result.stdout
+
+
+def test_a_static_change_stays_pending_until_the_restart_succeeds(tmp_path):
+    """The gate before the restart fails here (no server on the controller): the run stops, the files were
+    already written, and the reason must survive for the next run."""
+    pending = tmp_path / "restart-pending"
+    result = run_role(tmp_path, "schedule_restart.yml", {
+        "pxc_galera_decision": decision_none(),
+        "pxc_galera_config_innodb": {"restart_reasons": ["innodb_log_file_size: 48M -> 96M"]},
+        "pxc_galera_config_wsrep": {"restart_reasons": []}, "pxc_galera_gate_timeout": 1})
+    assert result.returncode != 0, "the gate cannot pass without a server:\n" + result.stdout[-2000:]
+    assert pending.read_text() == "innodb_log_file_size: 48M -> 96M\n"
+
+
+def test_the_next_run_restarts_for_a_change_a_stopped_run_left_pending(tmp_path):
+    pending = tmp_path / "restart-pending"
+    pending.write_text("innodb_log_file_size: 48M -> 96M\n")
+    result = run_role(tmp_path, "schedule_restart.yml", {
+        "pxc_galera_decision": decision_none(),
+        "pxc_galera_config_innodb": {"restart_reasons": []},
+        "pxc_galera_config_wsrep": {"restart_reasons": []}, "pxc_galera_gate_timeout": 1})
+    assert 'REASONS=["pending since an earlier run: innodb_log_file_size: 48M -> 96M"]' in result.stdout, \
+        result.stdout[-2000:]
+    assert "RUNNING HANDLER [dbops.clusters.pxc_galera : Restart changed Galera members" in result.stdout
+    assert pending.exists(), "the restart did not succeed: the reason must stay"
+
+
+def test_a_member_started_by_the_run_forgets_its_pending_restart(tmp_path):
+    pending = tmp_path / "restart-pending"
+    pending.write_text("innodb_log_file_size: 48M -> 96M\n")
+    result = run_role(tmp_path, "schedule_restart.yml", {
+        "pxc_galera_decision": {"nodes": {m: {"action": "join", "reason": "stopped"} for m in ("n1", "n2", "n3")}},
+        "pxc_galera_config_innodb": {"restart_reasons": []}, "pxc_galera_config_wsrep": {"restart_reasons": []}})
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert 'REASONS="unset"' in result.stdout and "RUNNING HANDLER" not in result.stdout
+    assert not pending.exists()
 
 
 def test_a_running_cluster_is_never_renamed(tmp_path):
