@@ -370,22 +370,32 @@ def _plan_running_group(result, states, members, group_name, online, unreachable
 
 def health(view, expected_members, single_primary=True, stats=None, max_queue=None):
     """Unmet conditions (sentences) for: every expected member ONLINE in the view, exactly one PRIMARY in
-    single-primary mode (all PRIMARY in multi-primary), applier and certifier queues at most max_queue.
+    single-primary mode and it one of the expected members (all PRIMARY in multi-primary), applier and
+    certifier queues at most max_queue.
     view: [{member_id, host, state, role}], expected_members: {name: member_id (server_uuid) or host}."""
     unmet = []
     by_id = dict((m.get("member_id"), m) for m in view)
     by_host = dict((m.get("host"), m) for m in view)
+    found = []
     for name, ident in sorted(expected_members.items()):
         member = by_id.get(ident) or by_host.get(ident) or by_host.get(name)
         if member is None:
             unmet.append("%s is not in the group's view" % name)
         elif member.get("state") != ONLINE:
             unmet.append("%s is %s, not ONLINE" % (name, member.get("state")))
+        else:
+            found.append(member.get("member_id"))
     online = [m for m in view if m.get("state") == ONLINE]
     primaries = [m for m in online if m.get("role") == "PRIMARY"]
     if single_primary and len(primaries) != 1:
         unmet.append("%d ONLINE primaries in single-primary mode (%s), expected exactly one"
                      % (len(primaries), ", ".join(m.get("host") or "?" for m in primaries) or "none"))
+    elif single_primary and primaries[0].get("member_id") not in found:
+        # A killed primary stays ONLINE PRIMARY in the survivors' view until they suspect and expel it (5 s of
+        # silence plus group_replication_member_expel_timeout): a gate that leaves it out of the expected
+        # members must wait for the new primary, not accept the dead one.
+        unmet.append("the primary %s is not one of the expected members (%s)"
+                     % (primaries[0].get("host") or primaries[0].get("member_id"), ", ".join(sorted(expected_members))))
     if not single_primary and len(primaries) != len(online):
         unmet.append("multi-primary mode, but only %d of %d ONLINE members are PRIMARY" % (len(primaries), len(online)))
     if max_queue is not None:

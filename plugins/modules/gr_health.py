@@ -16,7 +16,8 @@ description:
     I(interval) seconds until all of these hold, or fails after I(timeout) seconds naming each unmet
     condition and returning the view it saw.
   - The member is ONLINE; every expected member is ONLINE in its view; in single-primary mode exactly one
-    member is PRIMARY (in multi-primary mode every member is); no member's applier or certifier queue holds
+    member is PRIMARY and it is one of the expected members (in multi-primary mode every member is PRIMARY),
+    so a gate that leaves a killed primary out waits for the new one; no member's applier or certifier queue holds
     more than I(max_queue) transactions (a member that is far behind would serve stale reads, and moving the
     primary to it would wait for it to catch up).
   - Connection errors while waiting (the server restarting) are retried until the timeout.
@@ -40,7 +41,7 @@ options:
   interval:
     description: Seconds between polls.
     type: float
-    default: 2
+    default: 1
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
 attributes:
@@ -128,7 +129,7 @@ def main():
         single_primary=dict(type="bool", default=True),
         max_queue=dict(type="int", default=100),
         timeout=dict(type="int", default=300),
-        interval=dict(type="float", default=2),
+        interval=dict(type="float", default=1),
     )
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)

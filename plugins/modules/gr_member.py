@@ -48,7 +48,7 @@ options:
   interval:
     description: Seconds between polls.
     type: float
-    default: 2
+    default: 1
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
 attributes:
@@ -157,7 +157,7 @@ def main():
         recovery_password=dict(type="str", no_log=True),
         primary_uuid=dict(type="str"),
         timeout=dict(type="int", default=600),
-        interval=dict(type="float", default=2),
+        interval=dict(type="float", default=1),
     )
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,

@@ -334,6 +334,15 @@ def test_two_primaries_or_none_in_single_primary_mode():
     assert any("0 ONLINE primaries" in u for u in gr.health([dict(v, role="SECONDARY") for v in VIEW], EXPECTED))
 
 
+def test_a_primary_outside_the_expected_members_is_not_accepted():
+    # After kill -9 of gr1 the survivors still list it ONLINE PRIMARY until they expel it: a gate waiting for
+    # the new primary (expected: gr2, gr3) must not pass on it.
+    survivors = {"gr2": B, "gr3": C}
+    assert gr.health(VIEW, survivors) == ["the primary gr1 is not one of the expected members (gr2, gr3)"]
+    expelled = [dict(VIEW[1], role="PRIMARY"), VIEW[2]]
+    assert gr.health(expelled, survivors) == []
+
+
 def test_multi_primary_wants_every_member_primary():
     assert gr.health([dict(v, role="PRIMARY") for v in VIEW], EXPECTED, single_primary=False) == []
     assert gr.health(VIEW, EXPECTED, single_primary=False)

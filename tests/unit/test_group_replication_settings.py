@@ -14,8 +14,14 @@ MEMBERS = ["gr1", "gr2", "gr3"]
 ADDRESSES = {"gr1": "10.0.0.1", "gr2": "10.0.0.2", "gr3": "10.0.0.3"}
 
 
+DEFAULTS = os.path.join(os.path.dirname(TEMPLATE), "..", "defaults", "main.yml")
+
+
 def render(host="gr2", **overrides):
-    variables = dict(
+    # The role's defaults first, so a setting added to the template is rendered with its real default.
+    with open(DEFAULTS, encoding="utf-8") as handle:
+        variables = yaml.safe_load(handle)
+    variables.update(
         group_replication_members=MEMBERS, group_replication_addresses=ADDRESSES,
         group_replication_single_primary=True, group_replication_auto_increment_increment=0,
         group_replication_port=33061, group_replication_group_name_effective="5b0b1a8e-6d4e-5c2a-9c1e-2f1d6a1e0c33",
@@ -72,6 +78,20 @@ def test_consistency_and_exit_action_explain_the_stale_reads_they_prevent():
     assert "stale" in settings["loose_group_replication_consistency"]["reason"]
     assert settings["loose_group_replication_exit_state_action"]["value"] == "OFFLINE_MODE"
     assert "stale" in settings["loose_group_replication_exit_state_action"]["reason"]
+
+
+def test_a_dead_primary_is_expelled_without_waiting_for_the_suspicion_thread():
+    setting = render()["loose_group_replication_member_expel_timeout"]
+    assert setting["value"] == 0 and setting["dynamic"]
+    assert "15 s" in setting["reason"] and "autorejoin" in setting["reason"]
+
+
+def test_start_on_boot_only_once_the_member_is_in_the_group():
+    # Default (a member in the group): rejoin by itself after a restart.
+    assert render()["loose_group_replication_start_on_boot"]["value"] == "ON"
+    # New member, or gr_reboot.yml before it starts the servers: no 60 s boot-time join attempt.
+    off = render(group_replication_start_on_boot=False)["loose_group_replication_start_on_boot"]
+    assert off["value"] == "OFF" and "60 s" in off["reason"]
 
 
 def test_clone_plugin_is_loaded():

@@ -72,8 +72,11 @@ def test_settings_that_fix_the_sour_side(lab_hosts, sql):
     values = dict(sql(lab_hosts["gr2"], "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
                       "'group_replication_consistency', 'group_replication_exit_state_action', "
                       "'auto_increment_increment', 'group_replication_single_primary_mode', "
-                      "'group_replication_flow_control_applier_threshold', 'gtid_mode')"))
+                      "'group_replication_flow_control_applier_threshold', 'gtid_mode', "
+                      "'group_replication_member_expel_timeout', 'group_replication_start_on_boot')"))
     assert values == {"group_replication_consistency": "BEFORE_ON_PRIMARY_FAILOVER",
+                      "group_replication_member_expel_timeout": "0",
+                      "group_replication_start_on_boot": "ON",
                       "group_replication_exit_state_action": "OFFLINE_MODE",
                       "auto_increment_increment": "1",
                       "group_replication_single_primary_mode": "ON",
@@ -92,6 +95,13 @@ def test_option_file_explains_every_setting(lab_hosts):
             assert body[number - 1].startswith("# "), "no reason above: " + line
     assert any(line.startswith("loose_group_replication_group_seeds") and "10.89.222.13:33061" in line
                for line in body)
+
+
+@pytest.mark.parametrize("member", MEMBERS)
+def test_every_member_starts_group_replication_on_boot_again(lab_hosts, member):
+    # Off while a member is not in the group (first converge, gr_reboot.yml), on again once it is.
+    content = lab_hosts[member].file("/etc/mysql/mysql.conf.d/zz-dbops-gr.cnf").content_string
+    assert "\nloose_group_replication_start_on_boot = ON\n" in content
 
 
 def test_no_password_in_the_option_files_or_process_list(lab_hosts):
