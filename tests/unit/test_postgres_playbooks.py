@@ -10,7 +10,7 @@ import sys
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PLAYBOOKS = ["pg_switchover.yml", "rolling_restart_postgres.yml"]
+PLAYBOOKS = ["pg_switchover.yml", "pg_failover.yml", "rolling_restart_postgres.yml"]
 
 INVENTORY = """
 all:
