@@ -30,3 +30,29 @@ def primary_verdict(rows, replicas, max_lag_bytes):
             problems.append("%s replays %s bytes behind (at most %d accepted)" % (name, row.get("lag_bytes"),
                                                                                   max_lag_bytes))
     return "; ".join(problems) or None
+
+
+def parse_lsn(text):
+    """A WAL position 'X/Y' (hexadecimal halves, as PostgreSQL prints it) as an integer byte position."""
+    high, sep, low = (text or "").strip().partition("/")
+    if not sep:
+        raise ValueError("not a WAL position (expected X/Y in hexadecimal): %r" % text)
+    return (int(high, 16) << 32) + int(low, 16)
+
+
+def promotion_verdict(state, replayed_past=None):
+    """None when a replica may be promoted without losing what it was given, else what it still waits for.
+
+    state: in_recovery, received_lsn (None once the receiver restarted), replayed_lsn ('X/Y' texts).
+    It must have replayed everything it received, and, in a switchover, WAL past replayed_past (the start of
+    the old primary's shutdown checkpoint: past it, the replica holds every commit the old primary made)."""
+    if not state.get("in_recovery"):
+        return None
+    replayed = parse_lsn(state["replayed_lsn"])
+    if state.get("received_lsn") and parse_lsn(state["received_lsn"]) > replayed:
+        return "replay is at %s, %d bytes behind what was received (%s)" % (
+            state["replayed_lsn"], parse_lsn(state["received_lsn"]) - replayed, state["received_lsn"])
+    if replayed_past and replayed <= parse_lsn(replayed_past):
+        return "replay is at %s, not yet past %s (the old primary's last WAL)" % (state["replayed_lsn"],
+                                                                                  replayed_past)
+    return None

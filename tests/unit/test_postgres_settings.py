@@ -78,3 +78,23 @@ def test_primary_verdicts():
     assert "pg3 is catchup" in pr.primary_verdict(rows, ["pg2", "pg3"], 100)
     assert "pg4 is not connected" in pr.primary_verdict(rows, ["pg4"], 100)
     assert "behind" in pr.primary_verdict(rows, ["pg2"], 5)
+
+
+def test_parse_lsn():
+    assert pr.parse_lsn("0/0") == 0
+    assert pr.parse_lsn("16/B374D848") == (0x16 << 32) + 0xB374D848
+    with pytest.raises(ValueError):
+        pr.parse_lsn("B374D848")
+
+
+def test_promotion_verdicts():
+    replica = {"in_recovery": True, "received_lsn": "0/3000100", "replayed_lsn": "0/3000100"}
+    assert pr.promotion_verdict(replica) is None
+    assert pr.promotion_verdict(replica, "0/30000A0") is None
+    # a switchover waits for WAL past the old primary's shutdown checkpoint, which starts at replayed_past
+    assert "not yet past 0/3000100" in pr.promotion_verdict(replica, "0/3000100")
+    behind = dict(replica, replayed_lsn="0/3000000")
+    assert "256 bytes behind" in pr.promotion_verdict(behind)
+    # after the primary died the receiver may have restarted: nothing received is known, replay decides
+    assert pr.promotion_verdict(dict(replica, received_lsn=None)) is None
+    assert pr.promotion_verdict({"in_recovery": False, "received_lsn": None, "replayed_lsn": "0/1"}, "0/5") is None

@@ -8,6 +8,27 @@ from ansible_collections.dbops.clusters.plugins.module_utils.postgres_settings i
 
 APP_PASSWORD = "molecule-app-secret"     # the scenario's test role (molecule.yml)
 CONF = "/etc/postgresql/17/main/conf.d/50-dbops.conf"
+# A self-signed CA that did not sign the server's certificate (its key was thrown away when it was made).
+OTHER_CA = """-----BEGIN CERTIFICATE-----
+MIIDKzCCAhOgAwIBAgIUMAUQV1qSQmzIqVViQvrWUAaFwDMwDQYJKoZIhvcNAQEL
+BQAwJDEiMCAGA1UEAwwZbm90IHRoZSBkYm9wcy5jbHVzdGVycyBDQTAgFw0yNjEx
+MjQwNzQ3NTVaGA8yMTI2MTAzMTA3NDc1NVowJDEiMCAGA1UEAwwZbm90IHRoZSBk
+Ym9wcy5jbHVzdGVycyBDQTCCASIwDQYJKoZIhvcNAQEBBQADggEPADCCAQoCggEB
+APSVch9JsmxX7oQmZVDZ2tIgtLOU1kFh9+SzH3U8ObPUXUOp83JCG6taa/BS17/1
+djap5WweH62HyOONPstsHUrWq1n9wfXE3G1DUVtrg0Bc9njFpaNXYP02b4mhE2wn
+1ahcH+Vl/qBrGq9KNVZFX5LSOkMzxhGukcGqwHKCUvjJjb6c1jGzepZnX5nHKM4r
+Nnba2hXaHI0NM6ru3uVFXA1D9NmkLXqTrwbtZUJ06A9aQHUJHVWMFZKK8sYeGxh7
+cxaRhs6NAoAOXfQ/jAvRTJ7CrLID8RpebU5Un0xIHhhRikNicWA5amjNnnwpAjLO
+BkKhdukL2x/KenLTfyi46/UCAwEAAaNTMFEwHQYDVR0OBBYEFOhKtpkByxqvdRCC
+lPm/lVtDOVGFMB8GA1UdIwQYMBaAFOhKtpkByxqvdRCClPm/lVtDOVGFMA8GA1Ud
+EwEB/wQFMAMBAf8wDQYJKoZIhvcNAQELBQADggEBAES2bAmowRlbDOFdYKj12ePH
+p7e0pYpO4Qjjj7yIroCUu8cDmsd5QE1b1PLS/840HlWT03jtQLrVBtvvCf5oCuca
+bRh8cBw+G08Nr7N/AtIXV0VcUZYCRomzdNUrY9wUrFc4NZB/0RlocGt80Gk0vd9m
+MQOtdk45pUNnRDlIUNkbypSYyfmxr/tZ75eVOaPI26qdjEatkGMxgeAb+rzuGJyZ
+MDufptPd+fhsm37DIdim1LtojSOWUEjMf5mdl1VH/LdFmI+dk1svE3n1NMJQyldz
+nktY5kHWU3SfyD6Sfgh9OotreOV6nklLfyHQ8ag4xOV17SdT0W0G+6yvT35YSWQ=
+-----END CERTIFICATE-----
+"""
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +118,37 @@ def test_no_trust_and_no_peer_except_the_superuser(pg1):
             assert kind == "local" and users == "{postgres}"
         else:
             assert method == "scram-sha-256"
+
+
+@pytest.fixture(scope="module")
+def collection_ca(pg1, tmp_path_factory):
+    """The CA certificate as installed on the server by the role (a copy of the controller's CA)."""
+    path = tmp_path_factory.mktemp("tls") / "pg-ca.pem"
+    path.write_bytes(pg1.file("/etc/postgresql/17/main/ca.crt").content)
+    return str(path)
+
+
+def test_client_verifying_the_server_certificate_connects_over_tls(lab_ips, collection_ca):
+    # verify-full: the server's certificate must chain to the collection's CA and name the address dialled
+    connection = psycopg2.connect(host=lab_ips["pg1"], user="app", password=APP_PASSWORD, dbname="app",
+                                  sslmode="verify-full", sslrootcert=collection_ca, connect_timeout=5)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+        ssl, version = cursor.fetchone()
+    connection.close()
+    assert ssl is True and version in ("TLSv1.2", "TLSv1.3")
+
+
+def test_server_certificate_fails_verification_against_another_ca(lab_ips, tmp_path):
+    other_ca = tmp_path / "other-ca.pem"
+    other_ca.write_text(OTHER_CA)
+    with pytest.raises(psycopg2.OperationalError, match="certificate verify failed"):
+        psycopg2.connect(host=lab_ips["pg1"], user="app", password=APP_PASSWORD, dbname="app",
+                         sslmode="verify-full", sslrootcert=str(other_ca), connect_timeout=5)
+
+
+def test_client_without_tls_is_refused(lab_ips):
+    # with postgres_tuned_tls the access entries are hostssl: the right password over plain TCP is refused
+    with pytest.raises(psycopg2.OperationalError, match="no encryption"):
+        psycopg2.connect(host=lab_ips["pg1"], user="app", password=APP_PASSWORD, dbname="app", sslmode="disable",
+                         connect_timeout=5)
