@@ -113,6 +113,43 @@ def validate_members(members, name="members"):
     return normal
 
 
+def initiate_decision(set_name, answers, local=None):
+    """Whether replSetInitiate may run, from what every listed member answered to `hello`.
+
+    answers: {host: hello reply, or an error message (str) when the member did not answer}; local: the
+    member replSetInitiate would run on. Returns {"action": "initiate" | "exists" | "refuse", "reason",
+    "source"}: "exists" names in "source" the member to read the set from (its primary when one is known).
+
+    Initiating is safe only when every listed member answered and none has a config: one initiated member
+    means the set exists (initiating another member would start a second set with the same name), and a
+    member that did not answer may be the one that has it. The manual says to run replSetInitiate "on only
+    one of the mongod instances for the replica set":
+    https://www.mongodb.com/docs/manual/reference/command/replSetInitiate/
+    """
+    foreign = sorted(host for host, seen in answers.items()
+                     if isinstance(seen, dict) and seen.get("setName") and seen["setName"] != set_name)
+    if foreign:
+        return {"action": "refuse", "source": None, "reason": "%s run%s with another replSetName (%s), not %s" % (
+            ", ".join(foreign), "s" if len(foreign) == 1 else "",
+            ", ".join(sorted(set(answers[h]["setName"] for h in foreign))), set_name)}
+    initiated = sorted(host for host, seen in answers.items() if isinstance(seen, dict) and "setVersion" in seen)
+    if initiated:
+        # Read the set from its primary (which may be a member leaving the list) unless it did not answer.
+        primaries = sorted(set(answers[h].get("primary") for h in initiated if answers[h].get("primary")))
+        answered = len(primaries) == 1 and isinstance(answers.get(primaries[0], {}), dict)
+        source = primaries[0] if answered else initiated[0]
+        return {"action": "exists", "source": source,
+                "reason": "%s is initiated already (seen on %s)" % (set_name, ", ".join(initiated))}
+    silent = sorted(host for host, seen in answers.items() if not isinstance(seen, dict))
+    if silent:
+        return {"action": "refuse", "source": None, "reason": "no member has a config, but %s did not answer (%s): "
+                "it may belong to an initiated %s, and initiating now could start a second set; start it or "
+                "remove it from the members" % (", ".join(silent), "; ".join(str(answers[h]) for h in silent),
+                                                 set_name)}
+    return {"action": "initiate", "source": local,
+            "reason": "none of the %d members has a config" % len(answers)}
+
+
 def electable(member):
     return member["priority"] > 0 and member["votes"] == 1 and not member["hidden"] and not member["arbiterOnly"]
 

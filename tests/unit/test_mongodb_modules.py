@@ -87,7 +87,7 @@ def test_initiate_then_expand_shrink_and_gate(five, tmp_path):
     first = dict(login_host="127.0.0.1", login_port=nodes[0].port)  # no user yet: the localhost exception
     planned = run_module("mongodb_rs_initiate", tmp_path, check=True, set_name="rs0", members=members_arg(nodes[:3]),
                          settings=FAST_SETTINGS, **first)
-    assert planned["changed"] and planned["decision"] == "would run replSetInitiate"
+    assert planned["changed"] and planned["decision"].startswith("would run replSetInitiate")
     assert not pymongo.MongoClient(nodes[0].host, directConnection=True).admin.command("hello").get("setName") \
         or "setVersion" not in pymongo.MongoClient(nodes[0].host, directConnection=True).admin.command("hello")
     bad = run_module("mongodb_rs_initiate", tmp_path, set_name="rs0", settings=FAST_SETTINGS,
@@ -279,5 +279,45 @@ def test_user_module_creates_the_first_user_through_the_localhost_exception(tmp_
         writer.app.t.insert_one({"x": 1})
         with pytest.raises(pymongo.errors.OperationFailure):
             writer.admin.command("replSetGetStatus")
+    finally:
+        cluster.stop()
+
+
+def test_initiate_asks_every_member_and_never_starts_a_second_set(tmp_path):
+    """The group's first host is new while the others already form the set: no replSetInitiate there."""
+    cluster = Cluster(tmp_path / "second", size=3).start()
+    try:
+        new, old = cluster.nodes[0], cluster.nodes[1:]
+        pymongo.MongoClient(old[0].host, directConnection=True).admin.command("replSetInitiate", dict(
+            cluster.config(), members=[{"_id": i, "host": n.host} for i, n in enumerate(old)]))
+        set_primary = primary_node(cluster, auth=False)
+        args = dict(set_name="rs0", members=members_arg(cluster.nodes), settings=FAST_SETTINGS,
+                    login_host="127.0.0.1", login_port=new.port)
+        # Before the first user exists: judged on the hosts hello lists.
+        planned = run_module("mongodb_rs_initiate", tmp_path, check=True, **args)
+        assert not planned["changed"] and planned["members_differ"], planned
+        pymongo.MongoClient(set_primary.host, directConnection=True).admin.command(
+            "createUser", "root", pwd=PASSWORD, roles=["root"])
+        seen = run_module("mongodb_rs_initiate", tmp_path, login_user="root", login_password=PASSWORD,
+                          **dict(args, login_host="127.0.0.1"))
+        assert not seen["changed"] and seen["members_differ"], seen
+        assert seen["primary"] == set_primary.host and "initiated already" in seen["decision"]
+        assert sorted(m["host"] for m in seen["config"]["members"]) == sorted(n.host for n in old)
+        assert "setVersion" not in pymongo.MongoClient(new.host, directConnection=True).admin.command("hello")
+        assert len([e for e in cluster.events() if e["event"] == "initiated"]) == 1
+    finally:
+        cluster.stop()
+
+
+def test_initiate_refuses_while_a_listed_member_does_not_answer(tmp_path):
+    cluster = Cluster(tmp_path / "silent", size=3)
+    try:
+        for node in cluster.nodes[:2]:
+            node.start()
+        refused = run_module("mongodb_rs_initiate", tmp_path, set_name="rs0", members=members_arg(cluster.nodes),
+                             settings=FAST_SETTINGS, login_host="127.0.0.1", login_port=cluster.nodes[0].port,
+                             connect_timeout=2)
+        assert refused["failed"] and cluster.nodes[2].host in refused["msg"] and "did not answer" in refused["msg"]
+        assert not [e for e in cluster.events() if e["event"] == "initiated"]
     finally:
         cluster.stop()

@@ -182,3 +182,21 @@ def test_upgrade_path_is_one_release_at_a_time():
                                                   ("6.0", "8.0", False), ("8.0", "7.0", False)])
 def test_fcv_allows_binary(fcv, binary, allowed):
     assert plan.fcv_allows_binary(fcv, binary) is allowed
+
+
+NEW = {"isWritablePrimary": False, "setName": "rs0", "info": "Does not have a valid replica set config"}
+OLD = {"isWritablePrimary": False, "setName": "rs0", "setVersion": 3, "primary": "db2:27017"}
+
+
+@pytest.mark.parametrize("answers, action, text", [
+    ({H[0]: NEW, H[1]: NEW, H[2]: NEW}, "initiate", "none of the 3 members has a config"),
+    ({H[0]: NEW, H[1]: OLD, H[2]: OLD}, "exists", "seen on db2:27017, db3:27017"),   # the first host is new
+    ({H[0]: NEW, H[1]: "connection refused", H[2]: dict(OLD, primary=None)}, "exists", "seen on db3:27017"),
+    ({H[0]: NEW, H[1]: NEW, H[2]: "connection refused"}, "refuse", "db3:27017 did not answer"),
+    ({H[0]: NEW, H[1]: dict(NEW, setName="other"), H[2]: NEW}, "refuse", "db2:27017 runs with another replSetName"),
+])
+def test_initiate_only_when_every_member_answered_without_a_config(answers, action, text):
+    decision = plan.initiate_decision("rs0", answers, local=H[0])
+    assert decision["action"] == action and text in decision["reason"], decision
+    if action == "exists":   # read from the primary the initiated members name, else from one that answered
+        assert decision["source"] == ("db2:27017" if answers[H[1]] == OLD else "db3:27017")
