@@ -295,6 +295,38 @@ def health_problems(status, max_lag_seconds, expected_members=None, config_commi
     return problems
 
 
+def optime_key(optime):
+    """An optime ({ts, t}) as a sortable (term, timestamp) pair; (-1, 0, 0) when unknown."""
+    if not optime:
+        return (-1, 0, 0)
+    ts = optime.get("ts")
+    return (int(optime.get("t", -1)), getattr(ts, "time", 0), getattr(ts, "inc", 0))
+
+
+def caught_up_problem(status, target):
+    """None when the member answering replSetGetStatus (the one marked self) has applied up to `target`
+    (an optime key), else a sentence saying how far it is. Used after a restart: the member must have
+    applied what the primary had when the gate started, not only be SECONDARY (a restarted member is
+    SECONDARY before it has caught up)."""
+    me = next((m for m in status.get("members") or [] if m.get("self")), None)
+    if me is None:
+        return "the member answering is not in its own config"
+    if me.get("stateStr") not in ("PRIMARY", "SECONDARY"):
+        return "%s is %s" % (me.get("name"), me.get("stateStr"))
+    if optime_key(me.get("optime")) < target:
+        return "%s has applied up to %s, not yet the primary's %s from when the gate started" % (
+            me.get("name"), optime_key(me.get("optime")), target)
+    return None
+
+
+def primary_optime(status):
+    """The primary's optime key as the answering member sees it, or None when no primary is known."""
+    primary = next((m for m in status.get("members") or [] if m.get("stateStr") == "PRIMARY"), None)
+    if primary is None or optime_key(primary.get("optime"))[0] < 0:
+        return None
+    return optime_key(primary.get("optime"))
+
+
 def restart_order(members):
     """Rolling order for one replica set from replSetGetStatus members: non-primaries first (hidden and
     priority-0 members are not distinguished here; order is by name for a stable plan), the primary last

@@ -321,3 +321,17 @@ def test_initiate_refuses_while_a_listed_member_does_not_answer(tmp_path):
         assert not [e for e in cluster.events() if e["event"] == "initiated"]
     finally:
         cluster.stop()
+
+
+def test_gate_after_a_restart_waits_until_the_member_caught_up(five, tmp_path):
+    primary = primary_node(five)
+    members = {m["host"] for m in client(primary).admin.command("replSetGetConfig")["config"]["members"]}
+    member = next(n for n in five.nodes if n.host in members and n is not primary)
+    member.kill(signal.SIGTERM)
+    writer = client(primary).test.get_collection("restart", write_concern=pymongo.WriteConcern(w=1))
+    writer.insert_many([{"n": i} for i in range(50)])
+    member.start()
+    gate = run_module("mongodb_rs_health", tmp_path, caught_up=True, timeout=20, interval=0.2, **login(member))
+    assert gate["ok"], gate
+    assert client(member).test.restart.with_options(
+        read_preference=pymongo.ReadPreference.SECONDARY_PREFERRED).count_documents({}) == 50

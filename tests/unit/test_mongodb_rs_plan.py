@@ -200,3 +200,18 @@ def test_initiate_only_when_every_member_answered_without_a_config(answers, acti
     assert decision["action"] == action and text in decision["reason"], decision
     if action == "exists":   # read from the primary the initiated members name, else from one that answered
         assert decision["source"] == ("db2:27017" if answers[H[1]] == OLD else "db3:27017")
+
+
+def test_caught_up_needs_the_primary_position_from_when_the_gate_started():
+    from bson import Timestamp
+
+    def status(mine, primarys, my_state="SECONDARY"):
+        return {"members": [
+            {"name": "db1:27017", "stateStr": "PRIMARY", "optime": {"ts": Timestamp(100, primarys), "t": 2}},
+            {"name": "db2:27017", "stateStr": my_state, "self": True, "optime": {"ts": Timestamp(100, mine), "t": 2}}]}
+    target = plan.primary_optime(status(1, 7))
+    assert target == (2, 100, 7)
+    assert "has applied up to (2, 100, 1)" in plan.caught_up_problem(status(1, 9), target)
+    assert plan.caught_up_problem(status(7, 9), target) is None      # the primary moved on: not required
+    assert plan.caught_up_problem(status(8, 8, "STARTUP2"), target) == "db2:27017 is STARTUP2"
+    assert plan.primary_optime({"members": [{"name": "db1:27017", "stateStr": "SECONDARY", "self": True}]}) is None

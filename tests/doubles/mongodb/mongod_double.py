@@ -609,8 +609,13 @@ class Member:
 
     def status_fields(self):
         term, index = self.last_applied()
+        optime, wall = self._optime()
+        # A heartbeat carries the sender's last applied optime and its wall time; replSetGetStatus reports
+        # them for remote members (members[n].optime, optimeDate), even for entries this member lacks:
+        # https://www.mongodb.com/docs/manual/reference/command/replSetGetStatus/#mongodb-data-replSetGetStatus.members-n-.optime
         return {"setName": self.set_name, "from": self.me, "term": self.term, "state": self.state,
-                "lastApplied": [term, index], "binaryVersion": self.binary_version,
+                "lastApplied": [term, index], "optime": optime, "optimeDate": wall,
+                "binaryVersion": self.binary_version,
                 "configVersion": self.config["version"] if self.config else -2,
                 "configTerm": self.config.get("term", -1) if self.config else -1}
 
@@ -650,6 +655,7 @@ class Member:
             self.observe_term(status.get("term", 0))
             self.views[host] = {"state": status.get("state"), "term": status.get("term"),
                                 "lastApplied": tuple(status.get("lastApplied", (-1, 0))),
+                                "optime": status.get("optime"), "optimeDate": status.get("optimeDate"),
                                 "configVersion": status.get("configVersion"),
                                 "configTerm": status.get("configTerm"),
                                 "binaryVersion": status.get("binaryVersion"), "seen": time.monotonic(),
@@ -1429,11 +1435,9 @@ class Commands:
                 else:
                     view = m.views.get(host)
                     if view and m.healthy(host):
-                        t, i = view["lastApplied"]
-                        entry = m.oplog[i - 1] if 0 < i <= len(m.oplog) and m.oplog[i - 1]["t"] == t else None
                         item.update({"health": 1.0, "state": view["state"], "stateStr": STATE_NAMES[view["state"]],
-                                     "optime": {"ts": entry["ts"] if entry else Timestamp(0, 0), "t": Int64(t)},
-                                     "optimeDate": entry["wall"] if entry else datetime.datetime(1970, 1, 1),
+                                     "optime": view.get("optime") or {"ts": Timestamp(0, 0), "t": Int64(-1)},
+                                     "optimeDate": view.get("optimeDate") or datetime.datetime(1970, 1, 1),
                                      "lastHeartbeat": view["seenWall"], "configVersion": view["configVersion"],
                                      "configTerm": view["configTerm"]})
                     else:
