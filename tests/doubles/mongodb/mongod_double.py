@@ -1875,6 +1875,39 @@ class Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
 
 
+def read_conf(text):
+    """The block mappings of a mongod.conf (YAML, as the configuration file page describes it:
+    https://www.mongodb.com/docs/manual/reference/configuration-options/) as nested dicts, scalars as
+    int, bool or str. mongod parses its file itself; the double does too, so the package needs no YAML
+    library. Flow collections and multi-line scalars are not read."""
+    root = {}
+    stack = [(-1, root)]
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if not line.strip() or line.strip() == "---":
+            continue
+        indent = len(line) - len(line.lstrip())
+        key, _sep, value = line.strip().partition(":")
+        while indent <= stack[-1][0]:
+            stack.pop()
+        parent = stack[-1][1]
+        value = value.strip()
+        if not value:
+            parent[key] = {}
+            stack.append((indent, parent[key]))
+            continue
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            parent[key] = value[1:-1]
+        elif value.lower() in ("true", "false"):
+            parent[key] = value.lower() == "true"
+        else:
+            try:
+                parent[key] = int(value)
+            except ValueError:
+                parent[key] = value
+    return root
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description="mongod test double (one replica-set member)")
     parser.add_argument("--config", "-f", help="a mongod.conf (YAML) whose settings are used")
@@ -1892,9 +1925,8 @@ def parse_args(argv):
     parser.add_argument("--configdb", default=None, help="mongos: configReplSet/host:port,host:port")
     options = parser.parse_args(argv)
     if options.config:
-        import yaml  # only when a mongod.conf is given, as on lab hosts
         with open(options.config) as handle:
-            conf = yaml.safe_load(handle) or {}
+            conf = read_conf(handle.read())
         net, storage = conf.get("net", {}), conf.get("storage", {})
         replication, security = conf.get("replication", {}), conf.get("security", {})
         options.port = net.get("port", options.port)
