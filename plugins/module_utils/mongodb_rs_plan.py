@@ -370,6 +370,31 @@ def upgrade_order(config_servers, shards, routers):
     return steps
 
 
+def plan_upgrade(config_servers, shards, routers, current, target, fcv, raise_fcv):
+    """The whole rolling upgrade of a sharded cluster from release `current` to `target`, one major release
+    at a time, as a list of steps (upgrade_order's, each tagged with its "release", plus {"action": "fcv",
+    "version": R} steps).
+
+    Each release step follows the manual: balancer off, config servers, shards, mongos, balancer on, then
+    setFeatureCompatibilityVersion to that release
+    (https://www.mongodb.com/docs/manual/release-notes/8.0-upgrade-sharded-cluster/). The binaries of release
+    R need FCV at R's predecessor, so `fcv` must equal `current` before anything starts, and an intermediate
+    release's FCV is always raised (the next step needs it); the last one only when raise_fcv (the user
+    decides when the cluster leaves the point where a binary downgrade is still simple).
+    """
+    path = upgrade_path(current, target)
+    if path and fcv != current:
+        raise PlanError("featureCompatibilityVersion is %s but the binaries run %s: set it to %s before upgrading "
+                        "(the %s binaries need FCV %s)" % (fcv, current, current, path[0], current))
+    steps = []
+    for release in path:
+        for step in upgrade_order(config_servers, shards, routers):
+            steps.append(dict(step, release=release))
+        if release != target or raise_fcv:
+            steps.append({"action": "fcv", "version": release, "release": release})
+    return steps
+
+
 def fcv_allows_binary(fcv, binary_release):
     """A binary runs on data whose FCV is its own release or the one before:
     https://www.mongodb.com/docs/manual/reference/command/setFeatureCompatibilityVersion/"""

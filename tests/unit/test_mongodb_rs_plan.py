@@ -215,3 +215,42 @@ def test_caught_up_needs_the_primary_position_from_when_the_gate_started():
     assert plan.caught_up_problem(status(7, 9), target) is None      # the primary moved on: not required
     assert plan.caught_up_problem(status(8, 8, "STARTUP2"), target) == "db2:27017 is STARTUP2"
     assert plan.primary_optime({"members": [{"name": "db1:27017", "stateStr": "SECONDARY", "self": True}]}) is None
+
+
+CFG = [{"name": "cfg%d:27019" % i, "stateStr": s} for i, s in enumerate(("SECONDARY", "PRIMARY"))]
+SHARD = {"s1": [{"name": "s%d:27018" % i, "stateStr": s} for i, s in enumerate(("PRIMARY", "SECONDARY"))]}
+
+
+def summary(steps):
+    return [(s["release"], s["action"], s.get("host") or s.get("version")) for s in steps]
+
+
+def test_upgrade_plan_two_releases_raises_the_intermediate_fcv_and_the_last_only_when_asked():
+    kept = plan.plan_upgrade(CFG, SHARD, ["r1:27017"], "6.0", "8.0", fcv="6.0", raise_fcv=False)
+    one_release = [("balancer_stop", None), ("upgrade", "cfg0:27019"), ("stepdown", "cfg1:27019"),
+                   ("upgrade", "cfg1:27019"), ("upgrade", "s1:27018"), ("stepdown", "s0:27018"),
+                   ("upgrade", "s0:27018"), ("upgrade", "r1:27017"), ("balancer_start", None)]
+    assert summary(kept) == ([("7.0",) + s for s in one_release] + [("7.0", "fcv", "7.0")]
+                             + [("8.0",) + s for s in one_release])
+    raised = plan.plan_upgrade(CFG, SHARD, ["r1:27017"], "6.0", "8.0", fcv="6.0", raise_fcv=True)
+    assert summary(raised) == summary(kept) + [("8.0", "fcv", "8.0")]
+    # Every binary step runs on data whose FCV the new binary supports.
+    fcv = "6.0"
+    for step in raised:
+        if step["action"] == "fcv":
+            fcv = step["version"]
+        elif step["action"] == "upgrade":
+            assert plan.fcv_allows_binary(fcv, step["release"]), step
+
+
+@pytest.mark.parametrize("current, target, fcv, message", [
+    ("7.0", "8.0", "6.0", "featureCompatibilityVersion is 6.0 but the binaries run 7.0: set it to 7.0"),
+    ("8.0", "7.0", "8.0", "a downgrade from 8.0 to 7.0"),
+])
+def test_upgrade_plan_refusals(current, target, fcv, message):
+    with pytest.raises(plan.PlanError, match=message):
+        plan.plan_upgrade(CFG, SHARD, [], current, target, fcv=fcv, raise_fcv=True)
+
+
+def test_upgrade_plan_to_the_running_release_is_empty():
+    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="7.0", raise_fcv=True) == []
