@@ -178,9 +178,21 @@ def plan_reconfig(current_members, desired_members, primary=None):
     current = [normalize_member(m) for m in current_members]
     if primary and not any(m["host"] == primary and electable(m) for m in desired):
         # A primary cannot make itself unelectable or leave: it steps down first, and the rest is planned
-        # again against the new primary.
-        return [{"stepdown": primary, "summary": "step down %s: the desired config makes it unelectable or "
-                 "removes it" % primary}] + plan_reconfig(current_members, desired_members)
+        # again against the new primary. Other members that will not be electable either get priority 0
+        # first (a step that keeps the voting set), so the step-down hands over to a member that stays.
+        keep = set(m["host"] for m in desired if electable(m))
+        state, lowered = [], []
+        for member in (normalize_member(m) for m in current_members):
+            if member["host"] != primary and electable(member) and member["host"] not in keep:
+                member = dict(member, priority=0.0)
+                lowered.append(member["host"])
+            state.append(member)
+        steps = []
+        if lowered:
+            steps.append({"members": [_server_member(m) for m in state], "summary": "priority 0 for %s before %s "
+                          "steps down (not electable in the desired config)" % (", ".join(lowered), primary)})
+        return steps + [{"stepdown": primary, "summary": "step down %s: the desired config makes it unelectable "
+                         "or removes it" % primary}] + plan_reconfig(state, desired_members)
     by_host = dict((m["host"], m) for m in current)
     used_ids = set(m["_id"] for m in current if "_id" in m)
     next_id = 0

@@ -94,6 +94,20 @@ def test_a_primary_that_must_leave_steps_down_first():
     assert "stepdown" in steps[0]
 
 
+def test_members_leaving_with_the_primary_lose_their_priority_before_it_steps_down():
+    """5 -> 3 without the primary db1 and db2: the step-down must not hand the primary to db2."""
+    current = members(*H[:5])
+    steps = plan.plan_reconfig(current, [{"host": h} for h in H[2:5]], primary=H[0])
+    assert [s["summary"].split(" ")[0] for s in steps] == ["priority", "step", "remove", "remove"], steps
+    lowered = dict((m["host"], m["priority"]) for m in steps[0]["members"])
+    assert lowered == {H[0]: 1.0, H[1]: 0.0, H[2]: 1.0, H[3]: 1.0, H[4]: 1.0}
+    assert steps[1] == {"stepdown": H[0], "summary": steps[1]["summary"]}
+    assert plan.members_match(replay(current, steps), [{"host": h} for h in H[2:5]])
+    # Planned again after the priority step (as the module does), it steps down at once.
+    again = plan.plan_reconfig(steps[0]["members"], [{"host": h} for h in H[2:5]], primary=H[0])
+    assert "stepdown" in again[0]
+
+
 def test_new_members_get_free_ids():
     current = members(*H[:3])
     current[1]["_id"] = 5

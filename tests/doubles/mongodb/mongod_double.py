@@ -1581,7 +1581,11 @@ class Commands:
     def cmd_replsetstepup(self, conn, command, arg):
         m = self.member
         with m.lock:
-            m.stepdown_until = 0.0
+            # A member that stepped down is ineligible for stepDownSecs, a step-up request included:
+            # https://www.mongodb.com/docs/manual/reference/command/replSetStepDown/
+            if time.monotonic() < m.stepdown_until:
+                raise CommandError(20, "IllegalOperation", "stepped down: not electable for another %.0f s"
+                                   % (m.stepdown_until - time.monotonic()))
         threading.Thread(target=m.run_election, args=("step up requested",), daemon=True).start()
         return {"ok": 1.0}
 
