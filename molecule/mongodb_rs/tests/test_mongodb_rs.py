@@ -102,6 +102,15 @@ def test_grow_and_shrink_changed_one_voting_member_per_reconfig(lab_hosts, lab_i
     assert len(reconfigs) >= 4
     for before, after in zip(reconfigs, reconfigs[1:]):
         assert len(before ^ after) <= 1, (before, after)
+    # Each reconfig waited for the previous one to settle: a member it added had stopped being newlyAdded
+    # (the primary's automatic reconfig) before the next reconfig.
+    history = [e for e in events(lab_hosts) if e["event"] in ("initiated", "reconfig") and "members" in e]
+    cleared = dict((e["member"], e["version"]) for e in events(lab_hosts) if e["event"] == "newly_added_cleared")
+    for before, change, after in zip(history, history[1:], history[2:]):
+        for member in set(change["members"]) - set(before["members"]):
+            assert change["version"] < cleared.get(member, -1) < after["version"], (
+                "reconfig to version %s came before %s (added in version %s) stopped being newlyAdded"
+                % (after["version"], member, change["version"]))
     config = admin(lab_ips["m3"]).admin.command("replSetGetConfig")["config"]
     assert sorted(m["host"] for m in config["members"]) == sorted("%s:27017" % lab_ips[n] for n in FINAL)
     assert not [m for m in config["members"] if m.get("newlyAdded")]
