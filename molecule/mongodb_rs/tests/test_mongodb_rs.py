@@ -1,5 +1,6 @@
 """Verify the mongod doubles after converge and the side_effect drills (molecule.yml says which): the set was
-initiated once, grew to five and shrank to m3-m5 one voting member per reconfig, the rolling restart went
+initiated once (on m3), grew to five (joined by m1, the grown group's new first host) and shrank to m1, m2,
+m5 one voting member per reconfig, the rolling restart went
 secondaries first and the primary last after a step-down with each member caught up before the next went down,
 a SIGKILLed primary was replaced and rejoined, and no acknowledged majority insert was lost."""
 import json
@@ -9,8 +10,8 @@ import time
 import pymongo
 
 ALL = ("m1", "m2", "m3", "m4", "m5")
-FINAL = ("m3", "m4", "m5")          # the set after the shrink
-REMOVED = ("m1", "m2")
+FINAL = ("m1", "m2", "m5")          # the set after the shrink
+REMOVED = ("m3", "m4")              # m3 initiated the set and is its primary until the shrink
 PASSWORD = "molecule-only-admin-pw"  # molecule.yml
 DRILL = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "."), "drill")
 
@@ -67,7 +68,7 @@ def test_mongod_runs_under_systemd_as_mongodb(lab_hosts):
 
 
 def test_authentication_is_enforced(lab_ips):
-    anonymous = pymongo.MongoClient(lab_ips["m3"], 27017, directConnection=True, serverSelectionTimeoutMS=5000)
+    anonymous = pymongo.MongoClient(lab_ips["m5"], 27017, directConnection=True, serverSelectionTimeoutMS=5000)
     try:
         anonymous.admin.command("replSetGetStatus")
         raise AssertionError("replSetGetStatus answered without a login")
@@ -77,9 +78,9 @@ def test_authentication_is_enforced(lab_ips):
 
 def test_the_set_was_initiated_once_and_joined_by_the_new_first_host(lab_hosts):
     initiated = [e for e in events(lab_hosts) if e["event"] == "initiated"]
-    assert [e["node"] for e in initiated] == ["m1"], initiated
+    assert [e["node"] for e in initiated] == ["m3"], initiated
     grow = drill_json("grow.json")
-    # m4, the group's first host, was new: the module found the set on the others and did not initiate.
+    # m1, the grown group's first host, was new: the module found the set on the others and did not initiate.
     assert not grow["initiate"]["changed"] and grow["initiate"]["members_differ"], grow["initiate"]
 
 
@@ -89,10 +90,10 @@ def test_grow_and_shrink_changed_one_voting_member_per_reconfig(lab_hosts, lab_i
     times = drill_times()
     print("grow 3->5: %.1f s (role run), shrink 5->3: %.1f s (role run)" % (
         times["grow_end"] - times["grow_start"], times["shrink_end"] - times["grow_end"]))
-    added = ["%s:27017" % lab_ips[n] for n in ("m4", "m5")]
+    added = ["%s:27017" % lab_ips[n] for n in ("m1", "m2")]
     assert [s.split(" - ")[1] for s in grow["steps"]] == ["add voting member %s" % a for a in added]
     removed = ["%s:27017" % lab_ips[n] for n in REMOVED]
-    # m1, the primary, leaves: m2 (leaving too) loses its priority first, then m1 steps down once.
+    # m3, the primary, leaves: m4 (leaving too) loses its priority first, then m3 steps down once.
     assert "priority 0 for %s before %s steps down" % (removed[1], removed[0]) in shrink["steps"][0], shrink["steps"]
     assert [s for s in shrink["steps"] if s.startswith("step down")] == ["step down %s" % removed[0]]
     assert sorted(s.split(" - ")[1] for s in shrink["steps"] if " - " in s) == [
@@ -111,7 +112,7 @@ def test_grow_and_shrink_changed_one_voting_member_per_reconfig(lab_hosts, lab_i
             assert change["version"] < cleared.get(member, -1) < after["version"], (
                 "reconfig to version %s came before %s (added in version %s) stopped being newlyAdded"
                 % (after["version"], member, change["version"]))
-    config = admin(lab_ips["m3"]).admin.command("replSetGetConfig")["config"]
+    config = admin(lab_ips["m5"]).admin.command("replSetGetConfig")["config"]
     assert sorted(m["host"] for m in config["members"]) == sorted("%s:27017" % lab_ips[n] for n in FINAL)
     assert not [m for m in config["members"] if m.get("newlyAdded")]
     for name in REMOVED:
