@@ -142,10 +142,10 @@ def initiate_decision(set_name, answers, local=None):
                 "reason": "%s is initiated already (seen on %s)" % (set_name, ", ".join(initiated))}
     silent = sorted(host for host, seen in answers.items() if not isinstance(seen, dict))
     if silent:
-        return {"action": "refuse", "source": None, "reason": "no member has a config, but %s did not answer (%s): "
-                "it may belong to an initiated %s, and initiating now could start a second set; start it or "
-                "remove it from the members" % (", ".join(silent), "; ".join(str(answers[h]) for h in silent),
-                                                 set_name)}
+        reason = ("no member has a config, but %s did not answer (%s): it may belong to an initiated %s, and "
+                  "initiating now could start a second set; start it or remove it from the members"
+                  % (", ".join(silent), "; ".join(str(answers[h]) for h in silent), set_name))
+        return {"action": "refuse", "source": None, "reason": reason}
     return {"action": "initiate", "source": local,
             "reason": "none of the %d members has a config" % len(answers)}
 

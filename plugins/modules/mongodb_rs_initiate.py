@@ -15,7 +15,7 @@ description:
   - Asks every member in I(members) (C(hello), which needs no login) before anything else. Runs
     C(replSetInitiate) on the member it connects to only when every listed member answered and none has a
     config, then waits until the set has a primary.
-  - When any listed member already has a config for I(set_name), the set exists: it is left alone
+  - When any listed member already has a config for I(set_name), the set exists and is left alone
     (I(changed=false)), even when the member this module runs on is new, and the result says whether its
     members differ from I(members) (I(members_differ)); M(dbops.clusters.mongodb_rs_reconfigure) is the
     module that changes them. Initiating the new member instead would start a second set with the same name.

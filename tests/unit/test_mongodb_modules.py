@@ -301,8 +301,7 @@ def test_initiate_asks_every_member_and_never_starts_a_second_set(tmp_path):
         assert not planned["changed"] and planned["members_differ"], planned
         pymongo.MongoClient(set_primary.host, directConnection=True).admin.command(
             "createUser", "root", pwd=PASSWORD, roles=["root"])
-        seen = run_module("mongodb_rs_initiate", tmp_path, login_user="root", login_password=PASSWORD,
-                          **dict(args, login_host="127.0.0.1"))
+        seen = run_module("mongodb_rs_initiate", tmp_path, login_user="root", login_password=PASSWORD, **args)
         assert not seen["changed"] and seen["members_differ"], seen
         assert seen["primary"] == set_primary.host and "initiated already" in seen["decision"]
         assert sorted(m["host"] for m in seen["config"]["members"]) == sorted(n.host for n in old)
