@@ -96,7 +96,7 @@ def test_grow_and_shrink_changed_one_voting_member_per_reconfig(lab_hosts, lab_i
     # m3, the primary, leaves: m4 (leaving too) loses its priority first, then m3 steps down once.
     assert "priority 0 for %s before %s steps down" % (removed[1], removed[0]) in shrink["steps"][0], shrink["steps"]
     assert [s for s in shrink["steps"] if s.startswith("step down")] == ["step down %s" % removed[0]]
-    assert sorted(s.split(" - ")[1] for s in shrink["steps"] if " - " in s) == [
+    assert sorted(s.split(" - ")[1] for s in shrink["steps"] if " - remove " in s) == [
         "remove voting member %s" % r for r in removed]
     # Every reconfig the members recorded changed the member list by at most one host.
     reconfigs = [set(e["members"]) for e in events(lab_hosts) if e["event"] == "reconfig" and "members" in e]
