@@ -113,6 +113,43 @@ def validate_members(members, name="members"):
     return normal
 
 
+def initiate_decision(set_name, answers, local=None):
+    """Whether replSetInitiate may run, from what every listed member answered to `hello`.
+
+    answers: {host: hello reply, or an error message (str) when the member did not answer}; local: the
+    member replSetInitiate would run on. Returns {"action": "initiate" | "exists" | "refuse", "reason",
+    "source"}: "exists" names in "source" the member to read the set from (its primary when one is known).
+
+    Initiating is safe only when every listed member answered and none has a config: one initiated member
+    means the set exists (initiating another member would start a second set with the same name), and a
+    member that did not answer may be the one that has it. The manual says to run replSetInitiate "on only
+    one of the mongod instances for the replica set":
+    https://www.mongodb.com/docs/manual/reference/command/replSetInitiate/
+    """
+    foreign = sorted(host for host, seen in answers.items()
+                     if isinstance(seen, dict) and seen.get("setName") and seen["setName"] != set_name)
+    if foreign:
+        return {"action": "refuse", "source": None, "reason": "%s run%s with another replSetName (%s), not %s" % (
+            ", ".join(foreign), "s" if len(foreign) == 1 else "",
+            ", ".join(sorted(set(answers[h]["setName"] for h in foreign))), set_name)}
+    initiated = sorted(host for host, seen in answers.items() if isinstance(seen, dict) and "setVersion" in seen)
+    if initiated:
+        # Read the set from its primary (which may be a member leaving the list) unless it did not answer.
+        primaries = sorted(set(answers[h].get("primary") for h in initiated if answers[h].get("primary")))
+        answered = len(primaries) == 1 and isinstance(answers.get(primaries[0], {}), dict)
+        source = primaries[0] if answered else initiated[0]
+        return {"action": "exists", "source": source,
+                "reason": "%s is initiated already (seen on %s)" % (set_name, ", ".join(initiated))}
+    silent = sorted(host for host, seen in answers.items() if not isinstance(seen, dict))
+    if silent:
+        reason = ("no member has a config, but %s did not answer (%s): it may belong to an initiated %s, and "
+                  "initiating now could start a second set; start it or remove it from the members"
+                  % (", ".join(silent), "; ".join(str(answers[h]) for h in silent), set_name))
+        return {"action": "refuse", "source": None, "reason": reason}
+    return {"action": "initiate", "source": local,
+            "reason": "none of the %d members has a config" % len(answers)}
+
+
 def electable(member):
     return member["priority"] > 0 and member["votes"] == 1 and not member["hidden"] and not member["arbiterOnly"]
 
@@ -141,9 +178,21 @@ def plan_reconfig(current_members, desired_members, primary=None):
     current = [normalize_member(m) for m in current_members]
     if primary and not any(m["host"] == primary and electable(m) for m in desired):
         # A primary cannot make itself unelectable or leave: it steps down first, and the rest is planned
-        # again against the new primary.
-        return [{"stepdown": primary, "summary": "step down %s: the desired config makes it unelectable or "
-                 "removes it" % primary}] + plan_reconfig(current_members, desired_members)
+        # again against the new primary. Other members that will not be electable either get priority 0
+        # first (a step that keeps the voting set), so the step-down hands over to a member that stays.
+        keep = set(m["host"] for m in desired if electable(m))
+        state, lowered = [], []
+        for member in (normalize_member(m) for m in current_members):
+            if member["host"] != primary and electable(member) and member["host"] not in keep:
+                member = dict(member, priority=0.0)
+                lowered.append(member["host"])
+            state.append(member)
+        steps = []
+        if lowered:
+            steps.append({"members": [_server_member(m) for m in state], "summary": "priority 0 for %s before %s "
+                          "steps down (not electable in the desired config)" % (", ".join(lowered), primary)})
+        return steps + [{"stepdown": primary, "summary": "step down %s: the desired config makes it unelectable "
+                         "or removes it" % primary}] + plan_reconfig(state, desired_members)
     by_host = dict((m["host"], m) for m in current)
     used_ids = set(m["_id"] for m in current if "_id" in m)
     next_id = 0
@@ -258,6 +307,38 @@ def health_problems(status, max_lag_seconds, expected_members=None, config_commi
     return problems
 
 
+def optime_key(optime):
+    """An optime ({ts, t}) as a sortable (term, timestamp) pair; (-1, 0, 0) when unknown."""
+    if not optime:
+        return (-1, 0, 0)
+    ts = optime.get("ts")
+    return (int(optime.get("t", -1)), getattr(ts, "time", 0), getattr(ts, "inc", 0))
+
+
+def caught_up_problem(status, target):
+    """None when the member answering replSetGetStatus (the one marked self) has applied up to `target`
+    (an optime key), else a sentence saying how far it is. Used after a restart: the member must have
+    applied what the primary had when the gate started, not only be SECONDARY (a restarted member is
+    SECONDARY before it has caught up)."""
+    me = next((m for m in status.get("members") or [] if m.get("self")), None)
+    if me is None:
+        return "the member answering is not in its own config"
+    if me.get("stateStr") not in ("PRIMARY", "SECONDARY"):
+        return "%s is %s" % (me.get("name"), me.get("stateStr"))
+    if optime_key(me.get("optime")) < target:
+        return "%s has applied up to %s, not yet the primary's %s from when the gate started" % (
+            me.get("name"), optime_key(me.get("optime")), target)
+    return None
+
+
+def primary_optime(status):
+    """The primary's optime key as the answering member sees it, or None when no primary is known."""
+    primary = next((m for m in status.get("members") or [] if m.get("stateStr") == "PRIMARY"), None)
+    if primary is None or optime_key(primary.get("optime"))[0] < 0:
+        return None
+    return optime_key(primary.get("optime"))
+
+
 def restart_order(members):
     """Rolling order for one replica set from replSetGetStatus members: non-primaries first (hidden and
     priority-0 members are not distinguished here; order is by name for a stable plan), the primary last
@@ -298,6 +379,31 @@ def upgrade_order(config_servers, shards, routers):
     for router in sorted(routers):
         steps.append({"action": "upgrade", "replica_set": None, "host": router})
     steps.append({"action": "balancer_start"})
+    return steps
+
+
+def plan_upgrade(config_servers, shards, routers, current, target, fcv, raise_fcv):
+    """The whole rolling upgrade of a sharded cluster from release `current` to `target`, one major release
+    at a time, as a list of steps (upgrade_order's, each tagged with its "release", plus {"action": "fcv",
+    "version": R} steps).
+
+    Each release step follows the manual: balancer off, config servers, shards, mongos, balancer on, then
+    setFeatureCompatibilityVersion to that release
+    (https://www.mongodb.com/docs/manual/release-notes/8.0-upgrade-sharded-cluster/). The binaries of release
+    R need FCV at R's predecessor, so `fcv` must equal `current` before anything starts, and an intermediate
+    release's FCV is always raised (the next step needs it); the last one only when raise_fcv (the user
+    decides when the cluster leaves the point where a binary downgrade is still simple).
+    """
+    path = upgrade_path(current, target)
+    if path and fcv != current:
+        raise PlanError("featureCompatibilityVersion is %s but the binaries run %s: set it to %s before upgrading "
+                        "(the %s binaries need FCV %s)" % (fcv, current, current, path[0], current))
+    steps = []
+    for release in path:
+        for step in upgrade_order(config_servers, shards, routers):
+            steps.append(dict(step, release=release))
+        if release != target or raise_fcv:
+            steps.append({"action": "fcv", "version": release, "release": release})
     return steps
 
 

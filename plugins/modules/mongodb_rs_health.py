@@ -35,6 +35,13 @@ options:
     description: Seconds to wait (0 looks once).
     type: int
     default: 300
+  caught_up:
+    description:
+      - Also wait until the member this module connects to is PRIMARY or SECONDARY and has applied the
+        primary's last operation as of the first poll that saw a primary. A member restarting is SECONDARY
+        before it has caught up; this is the gate after a restart, before the next member goes down.
+    type: bool
+    default: false
   interval:
     description: Seconds between polls.
     type: float
@@ -106,8 +113,9 @@ from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common impo
 AUTH_FAILED = (13, 18)
 
 
-def look(module):
-    """(members, primary, unmet) from one poll."""
+def look(module, target):
+    """(members, primary, unmet) from one poll; target is a one-item list holding the primary's optime
+    from the first poll that saw one (set here), for caught_up."""
     params = module.params
     try:
         status = connect(params).admin.command("replSetGetStatus")
@@ -127,8 +135,15 @@ def look(module):
                 "replSetGetConfig", commitmentStatus=True).get("commitmentStatus"))
         except (PyMongoError, MongoLoginError) as err:
             return members, primary, ["cannot ask the primary %s whether its config is committed: %s" % (primary, err)]
-    return members, primary, plan.health_problems(status, module.params["max_lag_seconds"],
-                                                  module.params["expected_members"], committed)
+    unmet = plan.health_problems(status, module.params["max_lag_seconds"], module.params["expected_members"],
+                                 committed)
+    if params["caught_up"]:
+        if target[0] is None:
+            target[0] = plan.primary_optime(status)
+        problem = "no primary seen yet" if target[0] is None else plan.caught_up_problem(status, target[0])
+        if problem:
+            unmet.append(problem)
+    return members, primary, unmet
 
 
 def main():
@@ -138,6 +153,7 @@ def main():
         require_config_committed=dict(type="bool", default=True),
         timeout=dict(type="int", default=300),
         interval=dict(type="float", default=2),
+        caught_up=dict(type="bool", default=False),
     )
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -149,9 +165,10 @@ def main():
     start = time.time()
     deadline = start + max(module.params["timeout"], 0)
     checks = 0
+    target = [None]
     while True:
         checks += 1
-        members, primary, unmet = look(module)
+        members, primary, unmet = look(module, target)
         now = time.time()
         if not unmet or module.check_mode or now >= deadline:
             break

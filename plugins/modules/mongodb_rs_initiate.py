@@ -12,10 +12,15 @@ module: mongodb_rs_initiate
 short_description: Initiate a MongoDB replica set once, with its full member list
 version_added: 0.1.0
 description:
-  - Runs C(replSetInitiate) on the member it connects to when that member has no config yet, then waits
-    until the set has a primary. A set that is already initiated is left alone (I(changed=false)); when its
-    members differ from I(members) the result says so (I(members_differ)), and
-    M(dbops.clusters.mongodb_rs_reconfigure) is the module that changes them.
+  - Asks every member in I(members) (C(hello), which needs no login) before anything else. Runs
+    C(replSetInitiate) on the member it connects to only when every listed member answered and none has a
+    config, then waits until the set has a primary.
+  - When any listed member already has a config for I(set_name), the set exists and is left alone
+    (I(changed=false)), even when the member this module runs on is new, and the result says whether its
+    members differ from I(members) (I(members_differ)); M(dbops.clusters.mongodb_rs_reconfigure) is the
+    module that changes them. Initiating the new member instead would start a second set with the same name.
+  - Refuses, changing nothing, when a listed member runs another replica set, or when no member has a config
+    but one did not answer (it may hold the set's config).
   - Run it on one member, with I(login_host=localhost); C(hello) and C(replSetInitiate) run without
     credentials, over the localhost exception, because no user can exist before the set has a primary
     (U(https://www.mongodb.com/docs/manual/tutorial/deploy-replica-set-with-keyfile-access-control/)).
@@ -117,7 +122,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils import mongodb_rs_plan as plan
 from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common import (
     HAS_PYMONGO, LOGIN_ARGUMENT_SPEC, PYMONGO_IMPORT_ERROR, MongoLoginError, OperationFailure, PyMongoError,
-    connect, find_primary, hello, plain)
+    connect, error_code, find_primary, hello, plain)
 
 
 def main():
@@ -154,16 +159,20 @@ def main():
         if seen.get("setName") and seen["setName"] != params["set_name"]:
             module.fail_json(msg="set_name is %s but the member runs with replSetName %s"
                              % (params["set_name"], seen["setName"]))
+        # Ask every listed member, not only this one: when this member is new and the others already form
+        # the set, initiating here would start a second set with the same name.
+        answers = ask_members(anonymous, [m["host"] for m in members])
         if "setVersion" in seen:
-            current = connect(params).admin.command("replSetGetConfig")["config"]
-            differ = not plan.members_match(current["members"], members)
-            module.exit_json(changed=False, config=plain(current), primary=seen.get("primary"),
-                             members_differ=differ,
-                             decision="already initiated (config version %s)%s" % (
-                                 current["version"], "; members differ: use mongodb_rs_reconfigure" if differ else ""))
+            answers["%s:%s" % (params["login_host"], params["login_port"])] = seen
+        decision = plan.initiate_decision(params["set_name"], answers)
+        if decision["action"] == "refuse":
+            module.fail_json(msg="not initiating %s: %s" % (params["set_name"], decision["reason"]),
+                             config=config, answers=plain(answers))
+        if decision["action"] == "exists":
+            exists(module, params, members, answers, decision)
         if module.check_mode:
             module.exit_json(changed=True, config=config, primary=None, members_differ=False,
-                             decision="would run replSetInitiate")
+                             decision="would run replSetInitiate: %s" % decision["reason"])
         client.admin.command("replSetInitiate", config)
         primary, _client = find_primary(anonymous, client=client, timeout=params["wait_timeout"])
         if not primary:
@@ -173,7 +182,42 @@ def main():
         module.fail_json(msg="replSetInitiate on %s:%s failed: %s" % (params["login_host"], params["login_port"], err),
                          config=config)
     module.exit_json(changed=True, config=config, primary=primary, members_differ=False,
-                     decision="initiated; %s is primary" % primary)
+                     decision="initiated (%s); %s is primary" % (decision["reason"], primary))
+
+
+def ask_members(params, hosts):
+    """{host: hello reply, or the error as a string} for every listed member, asked directly."""
+    answers = {}
+    for host in hosts:
+        try:
+            answers[host] = hello(connect(dict(params, connect_timeout=min(params["connect_timeout"], 5)),
+                                          host=host))
+        except PyMongoError as err:
+            answers[host] = str(err)
+    return answers
+
+
+def exists(module, params, members, answers, decision):
+    """Exit unchanged for a set that is initiated already, saying whether its members differ."""
+    source = decision["source"]
+    try:
+        current = connect(params, host=source).admin.command("replSetGetConfig")["config"]
+        differ = not plan.members_match(current["members"], members)
+    except OperationFailure as err:
+        if error_code(err) not in (13, 18):
+            raise
+        # No user can log in yet (a run stopped between initiation and the first user): judge on the hosts
+        # that hello lists, which needs no login (hidden members are not listed there).
+        seen = answers.get(source) if isinstance(answers.get(source), dict) else {}
+        listed = set(seen.get("hosts", []) + seen.get("passives", []) + seen.get("arbiters", []))
+        current = {"_id": params["set_name"], "version": seen.get("setVersion"),
+                   "members": [{"host": host} for host in sorted(listed)]}
+        differ = listed != set(m["host"] for m in members)
+    primary = next((a["primary"] for a in answers.values() if isinstance(a, dict) and a.get("primary")), None)
+    module.exit_json(changed=False, config=plain(current), primary=primary, members_differ=differ,
+                     decision="%s (config version %s)%s" % (
+                         decision["reason"], current["version"],
+                         "; members differ: use mongodb_rs_reconfigure" if differ else ""))
 
 
 if __name__ == "__main__":

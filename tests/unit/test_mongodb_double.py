@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import sys
@@ -147,6 +148,12 @@ def test_stepdown_hands_over_to_a_caught_up_secondary(cluster):
     assert new is not old
     wait_until(lambda: [m["stateStr"] for m in admin(new).admin.command("replSetGetStatus")["members"]
                         if m["name"] == old.host] == ["SECONDARY"], timeout=3, what="the old primary seen as SECONDARY")
+    # Within its step-down period the old primary refuses a step-up request (the election handoff's).
+    digest = hashlib.sha256(b"".join(open(cluster.keyfile, "rb").read().split())).hexdigest()
+    with pytest.raises(OperationFailure) as refused:
+        direct(old).admin.command({"replSetStepUp": 1, "$keyDigest": digest})
+    assert "not electable for another" in str(refused.value)
+    assert primary_of(cluster) is new
 
 
 def test_killed_primary_is_replaced_and_rejoins_with_the_data(cluster):

@@ -11,7 +11,6 @@ import sys
 import pytest
 
 pymongo = pytest.importorskip("pymongo")
-pytest.importorskip("yaml")
 
 HERE = os.path.dirname(__file__)
 BUILD = os.path.join(HERE, "..", "doubles", "mongodb", "packaging", "build-deb.sh")
@@ -34,7 +33,8 @@ def test_package_metadata_and_files(release, tmp_path):
     def field(name):
         return subprocess.run(["dpkg-deb", "-f", deb, name], capture_output=True, text=True, check=True).stdout.strip()
     assert field("Package") == "mongodb-double" and field("Version") == release + ".0"
-    assert "python3-pymongo" in field("Depends")
+    # pymongo for bson; no YAML library: the double reads mongod.conf itself, like mongod
+    assert "python3-pymongo" in field("Depends") and "yaml" not in field("Depends")
     listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
     for path in ("./usr/bin/mongod", "./usr/bin/mongos", "./lib/systemd/system/mongod.service",
                  "./lib/systemd/system/mongos.service", "./usr/lib/mongodb-double/VERSION"):
@@ -49,8 +49,8 @@ def test_packaged_mongod_runs_from_mongod_conf(tmp_path):
     assert "ExecStart=/usr/bin/mongod --config /etc/mongod.conf" in unit and "User=mongodb" in unit
     port = free_port()
     conf = tmp_path / "mongod.conf"
-    conf.write_text("storage:\n  dbPath: %s\nnet:\n  port: %d\n  bindIp: 127.0.0.1\nreplication:\n"
-                    "  replSetName: pkg\n" % (tmp_path / "data", port))
+    conf.write_text("# managed\nstorage:\n  dbPath: %s\nnet:\n  port: %d\n  bindIp: 127.0.0.1\nreplication:\n"
+                    "  replSetName: \"pkg\"  # quoted\n" % (tmp_path / "data", port))
     process = subprocess.Popen([sys.executable, str(root / "usr/lib/mongodb-double/mongod_double.py"),
                                 "--config", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

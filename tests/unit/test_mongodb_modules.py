@@ -87,7 +87,7 @@ def test_initiate_then_expand_shrink_and_gate(five, tmp_path):
     first = dict(login_host="127.0.0.1", login_port=nodes[0].port)  # no user yet: the localhost exception
     planned = run_module("mongodb_rs_initiate", tmp_path, check=True, set_name="rs0", members=members_arg(nodes[:3]),
                          settings=FAST_SETTINGS, **first)
-    assert planned["changed"] and planned["decision"] == "would run replSetInitiate"
+    assert planned["changed"] and planned["decision"].startswith("would run replSetInitiate")
     assert not pymongo.MongoClient(nodes[0].host, directConnection=True).admin.command("hello").get("setName") \
         or "setVersion" not in pymongo.MongoClient(nodes[0].host, directConnection=True).admin.command("hello")
     bad = run_module("mongodb_rs_initiate", tmp_path, set_name="rs0", settings=FAST_SETTINGS,
@@ -135,7 +135,10 @@ def test_initiate_then_expand_shrink_and_gate(five, tmp_path):
     shrunk = run_module("mongodb_rs_reconfigure", tmp_path, members=members_arg(keep, {keep[0].index: {
         "priority": 2}}), wait_timeout=30, step_down_secs=30, secondary_catch_up_period_secs=10, **login(keep[0]))
     assert shrunk["changed"], shrunk
-    assert shrunk["steps"][0] == "step down %s" % primary.host
+    # The other leaving member loses its priority first, so the one step-down hands over to a member that stays.
+    assert "priority 0 for %s before %s steps down" % (
+        next(n for n in nodes if n is not primary and n not in keep).host, primary.host) in shrunk["steps"][0]
+    assert [s for s in shrunk["steps"] if s.startswith("step down")] == ["step down %s" % primary.host]
     assert sum(1 for s in shrunk["steps"] if "remove voting member" in s) == 2
     new_primary = primary_node(five)
     assert config_hosts(new_primary) == (sorted(n.host for n in keep), [])
@@ -281,3 +284,56 @@ def test_user_module_creates_the_first_user_through_the_localhost_exception(tmp_
             writer.admin.command("replSetGetStatus")
     finally:
         cluster.stop()
+
+
+def test_initiate_asks_every_member_and_never_starts_a_second_set(tmp_path):
+    """The group's first host is new while the others already form the set: no replSetInitiate there."""
+    cluster = Cluster(tmp_path / "second", size=3).start()
+    try:
+        new, old = cluster.nodes[0], cluster.nodes[1:]
+        pymongo.MongoClient(old[0].host, directConnection=True).admin.command("replSetInitiate", dict(
+            cluster.config(), members=[{"_id": i, "host": n.host} for i, n in enumerate(old)]))
+        set_primary = primary_node(cluster, auth=False)
+        args = dict(set_name="rs0", members=members_arg(cluster.nodes), settings=FAST_SETTINGS,
+                    login_host="127.0.0.1", login_port=new.port)
+        # Before the first user exists: judged on the hosts hello lists.
+        planned = run_module("mongodb_rs_initiate", tmp_path, check=True, **args)
+        assert not planned["changed"] and planned["members_differ"], planned
+        pymongo.MongoClient(set_primary.host, directConnection=True).admin.command(
+            "createUser", "root", pwd=PASSWORD, roles=["root"])
+        seen = run_module("mongodb_rs_initiate", tmp_path, login_user="root", login_password=PASSWORD, **args)
+        assert not seen["changed"] and seen["members_differ"], seen
+        assert seen["primary"] == set_primary.host and "initiated already" in seen["decision"]
+        assert sorted(m["host"] for m in seen["config"]["members"]) == sorted(n.host for n in old)
+        assert "setVersion" not in pymongo.MongoClient(new.host, directConnection=True).admin.command("hello")
+        assert len([e for e in cluster.events() if e["event"] == "initiated"]) == 1
+    finally:
+        cluster.stop()
+
+
+def test_initiate_refuses_while_a_listed_member_does_not_answer(tmp_path):
+    cluster = Cluster(tmp_path / "silent", size=3)
+    try:
+        for node in cluster.nodes[:2]:
+            node.start()
+        refused = run_module("mongodb_rs_initiate", tmp_path, set_name="rs0", members=members_arg(cluster.nodes),
+                             settings=FAST_SETTINGS, login_host="127.0.0.1", login_port=cluster.nodes[0].port,
+                             connect_timeout=2)
+        assert refused["failed"] and cluster.nodes[2].host in refused["msg"] and "did not answer" in refused["msg"]
+        assert not [e for e in cluster.events() if e["event"] == "initiated"]
+    finally:
+        cluster.stop()
+
+
+def test_gate_after_a_restart_waits_until_the_member_caught_up(five, tmp_path):
+    primary = primary_node(five)
+    members = {m["host"] for m in client(primary).admin.command("replSetGetConfig")["config"]["members"]}
+    member = next(n for n in five.nodes if n.host in members and n is not primary)
+    member.kill(signal.SIGTERM)
+    writer = client(primary).test.get_collection("restart", write_concern=pymongo.WriteConcern(w=1))
+    writer.insert_many([{"n": i} for i in range(50)])
+    member.start()
+    gate = run_module("mongodb_rs_health", tmp_path, caught_up=True, timeout=20, interval=0.2, **login(member))
+    assert gate["ok"], gate
+    assert client(member).test.restart.with_options(
+        read_preference=pymongo.ReadPreference.SECONDARY_PREFERRED).count_documents({}) == 50

@@ -94,6 +94,20 @@ def test_a_primary_that_must_leave_steps_down_first():
     assert "stepdown" in steps[0]
 
 
+def test_members_leaving_with_the_primary_lose_their_priority_before_it_steps_down():
+    """5 -> 3 without the primary db1 and db2: the step-down must not hand the primary to db2."""
+    current = members(*H[:5])
+    steps = plan.plan_reconfig(current, [{"host": h} for h in H[2:5]], primary=H[0])
+    assert [s["summary"].split(" ")[0] for s in steps] == ["priority", "step", "remove", "remove"], steps
+    lowered = dict((m["host"], m["priority"]) for m in steps[0]["members"])
+    assert lowered == {H[0]: 1.0, H[1]: 0.0, H[2]: 1.0, H[3]: 1.0, H[4]: 1.0}
+    assert steps[1] == {"stepdown": H[0], "summary": steps[1]["summary"]}
+    assert plan.members_match(replay(current, steps), [{"host": h} for h in H[2:5]])
+    # Planned again after the priority step (as the module does), it steps down at once.
+    again = plan.plan_reconfig(steps[0]["members"], [{"host": h} for h in H[2:5]], primary=H[0])
+    assert "stepdown" in again[0]
+
+
 def test_new_members_get_free_ids():
     current = members(*H[:3])
     current[1]["_id"] = 5
@@ -182,3 +196,75 @@ def test_upgrade_path_is_one_release_at_a_time():
                                                   ("6.0", "8.0", False), ("8.0", "7.0", False)])
 def test_fcv_allows_binary(fcv, binary, allowed):
     assert plan.fcv_allows_binary(fcv, binary) is allowed
+
+
+NEW = {"isWritablePrimary": False, "setName": "rs0", "info": "Does not have a valid replica set config"}
+OLD = {"isWritablePrimary": False, "setName": "rs0", "setVersion": 3, "primary": "db2:27017"}
+
+
+@pytest.mark.parametrize("answers, action, text", [
+    ({H[0]: NEW, H[1]: NEW, H[2]: NEW}, "initiate", "none of the 3 members has a config"),
+    ({H[0]: NEW, H[1]: OLD, H[2]: OLD}, "exists", "seen on db2:27017, db3:27017"),   # the first host is new
+    ({H[0]: NEW, H[1]: "connection refused", H[2]: dict(OLD, primary=None)}, "exists", "seen on db3:27017"),
+    ({H[0]: NEW, H[1]: NEW, H[2]: "connection refused"}, "refuse", "db3:27017 did not answer"),
+    ({H[0]: NEW, H[1]: dict(NEW, setName="other"), H[2]: NEW}, "refuse", "db2:27017 runs with another replSetName"),
+])
+def test_initiate_only_when_every_member_answered_without_a_config(answers, action, text):
+    decision = plan.initiate_decision("rs0", answers, local=H[0])
+    assert decision["action"] == action and text in decision["reason"], decision
+    if action == "exists":   # read from the primary the initiated members name, else from one that answered
+        assert decision["source"] == ("db2:27017" if answers[H[1]] == OLD else "db3:27017")
+
+
+def test_caught_up_needs_the_primary_position_from_when_the_gate_started():
+    from bson import Timestamp
+
+    def status(mine, primarys, my_state="SECONDARY"):
+        return {"members": [
+            {"name": "db1:27017", "stateStr": "PRIMARY", "optime": {"ts": Timestamp(100, primarys), "t": 2}},
+            {"name": "db2:27017", "stateStr": my_state, "self": True, "optime": {"ts": Timestamp(100, mine), "t": 2}}]}
+    target = plan.primary_optime(status(1, 7))
+    assert target == (2, 100, 7)
+    assert "has applied up to (2, 100, 1)" in plan.caught_up_problem(status(1, 9), target)
+    assert plan.caught_up_problem(status(7, 9), target) is None      # the primary moved on: not required
+    assert plan.caught_up_problem(status(8, 8, "STARTUP2"), target) == "db2:27017 is STARTUP2"
+    assert plan.primary_optime({"members": [{"name": "db1:27017", "stateStr": "SECONDARY", "self": True}]}) is None
+
+
+CFG = [{"name": "cfg%d:27019" % i, "stateStr": s} for i, s in enumerate(("SECONDARY", "PRIMARY"))]
+SHARD = {"s1": [{"name": "s%d:27018" % i, "stateStr": s} for i, s in enumerate(("PRIMARY", "SECONDARY"))]}
+
+
+def summary(steps):
+    return [(s["release"], s["action"], s.get("host") or s.get("version")) for s in steps]
+
+
+def test_upgrade_plan_two_releases_raises_the_intermediate_fcv_and_the_last_only_when_asked():
+    kept = plan.plan_upgrade(CFG, SHARD, ["r1:27017"], "6.0", "8.0", fcv="6.0", raise_fcv=False)
+    one_release = [("balancer_stop", None), ("upgrade", "cfg0:27019"), ("stepdown", "cfg1:27019"),
+                   ("upgrade", "cfg1:27019"), ("upgrade", "s1:27018"), ("stepdown", "s0:27018"),
+                   ("upgrade", "s0:27018"), ("upgrade", "r1:27017"), ("balancer_start", None)]
+    assert summary(kept) == ([("7.0",) + s for s in one_release] + [("7.0", "fcv", "7.0")]
+                             + [("8.0",) + s for s in one_release])
+    raised = plan.plan_upgrade(CFG, SHARD, ["r1:27017"], "6.0", "8.0", fcv="6.0", raise_fcv=True)
+    assert summary(raised) == summary(kept) + [("8.0", "fcv", "8.0")]
+    # Every binary step runs on data whose FCV the new binary supports.
+    fcv = "6.0"
+    for step in raised:
+        if step["action"] == "fcv":
+            fcv = step["version"]
+        elif step["action"] == "upgrade":
+            assert plan.fcv_allows_binary(fcv, step["release"]), step
+
+
+@pytest.mark.parametrize("current, target, fcv, message", [
+    ("7.0", "8.0", "6.0", "featureCompatibilityVersion is 6.0 but the binaries run 7.0: set it to 7.0"),
+    ("8.0", "7.0", "8.0", "a downgrade from 8.0 to 7.0"),
+])
+def test_upgrade_plan_refusals(current, target, fcv, message):
+    with pytest.raises(plan.PlanError, match=message):
+        plan.plan_upgrade(CFG, SHARD, [], current, target, fcv=fcv, raise_fcv=True)
+
+
+def test_upgrade_plan_to_the_running_release_is_empty():
+    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="7.0", raise_fcv=True) == []

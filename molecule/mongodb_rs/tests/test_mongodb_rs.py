@@ -1,78 +1,237 @@
-"""Verify the 3-member set of mongod doubles: mongod runs under systemd as mongodb, authentication is
-enforced, one PRIMARY and two SECONDARY, and a majority write on the primary is read on both secondaries."""
+"""Verify the mongod doubles after converge and the side_effect drills (molecule.yml says which): the set was
+initiated once (on m3), grew to five (joined by m1, the grown group's new first host) and shrank to m1, m2,
+m5 one voting member per reconfig, the rolling restart went
+secondaries first and the primary last after a step-down with each member caught up before the next went down,
+a SIGKILLed primary was replaced and rejoined, and no acknowledged majority insert was lost."""
 import json
-import uuid
+import os
+import time
 
-NODES = ("m1", "m2", "m3")
+import pymongo
 
-# Runs on a member; the credentials come from the role's 0600 file, never from the command line.
-PROBE = r"""
-import json, sys, pymongo
-creds = dict(line.split(": ", 1) for line in open("/etc/dbops/mongodb-admin.yml").read().splitlines() if ": " in line)
-action = sys.argv[1]
-auth = dict(username=creds["user"], password=creds["password"]) if action != "anonymous" else {}
-client = pymongo.MongoClient("localhost", 27017, directConnection=True, serverSelectionTimeoutMS=5000, **auth)
-if action == "anonymous":
-    try:
-        client.admin.command("replSetGetStatus")
-        print(json.dumps({"refused": False}))
-    except pymongo.errors.OperationFailure as err:
-        print(json.dumps({"refused": True, "code": err.code}))
-elif action == "status":
-    status = client.admin.command("replSetGetStatus")
-    print(json.dumps({"me": client.admin.command("hello")["me"], "members": [
-        {"name": m["name"], "state": m["stateStr"]} for m in status["members"]]}))
-elif action == "write":
-    client.test.get_collection("probe", write_concern=pymongo.WriteConcern(w="majority", wtimeout=10000)).insert_one(
-        {"_id": sys.argv[2]})
-    print(json.dumps({"ok": True}))
-elif action == "read":
-    import time
-    deadline = time.time() + 10
-    doc = None
-    while doc is None and time.time() < deadline:
-        doc = client.test.probe.with_options(
-            read_preference=pymongo.ReadPreference.SECONDARY_PREFERRED).find_one({"_id": sys.argv[2]})
-        time.sleep(0.2)
-    print(json.dumps({"found": doc is not None}))
-"""
+ALL = ("m1", "m2", "m3", "m4", "m5")
+FINAL = ("m1", "m2", "m5")          # the set after the shrink
+REMOVED = ("m3", "m4")              # m3 initiated the set and is its primary until the shrink
+PASSWORD = "molecule-only-admin-pw"  # molecule.yml
+DRILL = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "."), "drill")
 
 
-def probe(host, *args):
-    result = host.run("python3 -c %s %s" % (_quote(PROBE), " ".join(args)))
-    assert result.rc == 0, result.stderr
-    return json.loads(result.stdout)
+def admin(ip, **options):
+    return pymongo.MongoClient(ip, 27017, directConnection=True, username="admin", password=PASSWORD,
+                               serverSelectionTimeoutMS=5000, **options)
 
 
-def _quote(text):
-    return "'" + text.replace("'", "'\"'\"'") + "'"
+def events(lab_hosts, names=ALL):
+    out = []
+    for name in names:
+        text = lab_hosts[name].check_output("cat /var/lib/mongodb/events.jsonl")
+        out += [dict(json.loads(line), node=name) for line in text.splitlines() if line.strip()]
+    return sorted(out, key=lambda e: e["time"])
+
+
+def drill_times():
+    with open(os.path.join(DRILL, "times.log"), encoding="utf-8") as handle:
+        return dict((name, float(value)) for name, value in (line.split() for line in handle if line.strip()))
+
+
+def drill_json(name):
+    with open(os.path.join(DRILL, name), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def samples():
+    with open(os.path.join(DRILL, "samples.jsonl"), encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def primary_of(lab_ips):
+    for name in FINAL:
+        status = admin(lab_ips[name]).admin.command("replSetGetStatus")
+        for member in status["members"]:
+            if member["stateStr"] == "PRIMARY":
+                return member["name"]
+    raise AssertionError("no primary among %s" % (FINAL,))
+
+
+def node_of(lab_ips, address):
+    return next(name for name, ip in lab_ips.items() if address == "%s:27017" % ip)
 
 
 def test_mongod_runs_under_systemd_as_mongodb(lab_hosts):
-    for node in NODES:
+    for node in ALL:
         host = lab_hosts[node]
-        assert host.service("mongod").is_running and host.service("mongod").is_enabled
+        assert host.service("mongod").is_running and host.service("mongod").is_enabled, node
         assert host.process.get(comm="python3", user="mongodb")
         assert host.file("/etc/mongodb/keyfile").mode == 0o400
         assert host.file("/etc/dbops/mongodb-admin.yml").mode == 0o600
+        assert host.package("mongodb-double").is_installed
 
 
-def test_authentication_is_enforced(lab_hosts):
-    assert probe(lab_hosts["m1"], "anonymous") == {"refused": True, "code": 13}
+def test_authentication_is_enforced(lab_ips):
+    anonymous = pymongo.MongoClient(lab_ips["m5"], 27017, directConnection=True, serverSelectionTimeoutMS=5000)
+    try:
+        anonymous.admin.command("replSetGetStatus")
+        raise AssertionError("replSetGetStatus answered without a login")
+    except pymongo.errors.OperationFailure as err:
+        assert err.code == 13
 
 
-def test_one_primary_two_secondaries(lab_hosts):
-    status = probe(lab_hosts["m1"], "status")
-    states = sorted(m["state"] for m in status["members"])
-    assert states == ["PRIMARY", "SECONDARY", "SECONDARY"]
+def test_the_set_was_initiated_once_and_joined_by_the_new_first_host(lab_hosts):
+    initiated = [e for e in events(lab_hosts) if e["event"] == "initiated"]
+    assert [e["node"] for e in initiated] == ["m3"], initiated
+    grow = drill_json("grow.json")
+    # m1, the grown group's first host, was new: the module found the set on the others and did not initiate.
+    assert not grow["initiate"]["changed"] and grow["initiate"]["members_differ"], grow["initiate"]
 
 
-def test_majority_write_is_read_on_every_secondary(lab_hosts):
-    status = probe(lab_hosts["m1"], "status")
-    primary = next(m["name"] for m in status["members"] if m["state"] == "PRIMARY")
-    by_name = {probe(lab_hosts[n], "status")["me"]: n for n in NODES}
-    marker = uuid.uuid4().hex
-    assert probe(lab_hosts[by_name[primary]], "write", marker) == {"ok": True}
-    for name, node in by_name.items():
-        if name != primary:
-            assert probe(lab_hosts[node], "read", marker) == {"found": True}, node
+def test_grow_and_shrink_changed_one_voting_member_per_reconfig(lab_hosts, lab_ips):
+    grow, shrink = drill_json("grow.json")["reconfigure"], drill_json("shrink.json")["reconfigure"]
+    print("grow steps: %s\nshrink steps: %s" % (grow["steps"], shrink["steps"]))
+    times = drill_times()
+    print("grow 3->5: %.1f s (role run), shrink 5->3: %.1f s (role run)" % (
+        times["grow_end"] - times["grow_start"], times["shrink_end"] - times["grow_end"]))
+    added = ["%s:27017" % lab_ips[n] for n in ("m1", "m2")]
+    assert [s.split(" - ")[1] for s in grow["steps"]] == ["add voting member %s" % a for a in added]
+    removed = ["%s:27017" % lab_ips[n] for n in REMOVED]
+    # m3, the primary, leaves: m4 (leaving too) loses its priority first, then m3 steps down once.
+    assert "priority 0 for %s before %s steps down" % (removed[1], removed[0]) in shrink["steps"][0], shrink["steps"]
+    assert [s for s in shrink["steps"] if s.startswith("step down")] == ["step down %s" % removed[0]]
+    assert sorted(s.split(" - ")[1] for s in shrink["steps"] if " - remove " in s) == [
+        "remove voting member %s" % r for r in removed]
+    # Every reconfig the members recorded changed the member list by at most one host.
+    reconfigs = [set(e["members"]) for e in events(lab_hosts) if e["event"] == "reconfig" and "members" in e]
+    assert len(reconfigs) >= 4
+    for before, after in zip(reconfigs, reconfigs[1:]):
+        assert len(before ^ after) <= 1, (before, after)
+    # Each reconfig waited for the previous one to settle: a member it added had stopped being newlyAdded
+    # (the primary's automatic reconfig) before the next reconfig.
+    history = [e for e in events(lab_hosts) if e["event"] in ("initiated", "reconfig") and "members" in e]
+    cleared = dict((e["member"], e["version"]) for e in events(lab_hosts) if e["event"] == "newly_added_cleared")
+    for before, change, after in zip(history, history[1:], history[2:]):
+        for member in set(change["members"]) - set(before["members"]):
+            assert change["version"] < cleared.get(member, -1) < after["version"], (
+                "reconfig to version %s came before %s (added in version %s) stopped being newlyAdded"
+                % (after["version"], member, change["version"]))
+    config = admin(lab_ips["m5"]).admin.command("replSetGetConfig")["config"]
+    assert sorted(m["host"] for m in config["members"]) == sorted("%s:27017" % lab_ips[n] for n in FINAL)
+    assert not [m for m in config["members"] if m.get("newlyAdded")]
+    for name in REMOVED:
+        assert admin(lab_ips[name]).admin.command("replSetGetStatus")["myState"] == 10, name   # REMOVED
+
+
+def restarts(lab_hosts, start, end):
+    """{node: (shutdown time, start time)} of the restarts between start and end."""
+    seen = {}
+    for event in events(lab_hosts, FINAL):
+        if start <= event["time"] <= end and event["event"] in ("shutdown", "start"):
+            seen.setdefault(event["node"], []).append((event["event"], event["time"]))
+    out = {}
+    for node, items in seen.items():
+        assert [kind for kind, _t in items] == ["shutdown", "start"], (node, items)
+        out[node] = (items[0][1], items[1][1])
+    return out
+
+
+def test_rolling_restart_secondaries_first_primary_last_after_a_stepdown(lab_hosts, lab_ips):
+    times = drill_times()
+    done = restarts(lab_hosts, times["roll_start"], times["roll_end"])
+    assert sorted(done) == sorted(FINAL), done
+    order = sorted(done, key=lambda n: done[n][0])
+    first_primary = [s["host"] for s in samples() if s["t"] <= times["roll_start"] and s.get("primary")][-1]
+    assert order[-1] == node_of(lab_ips, first_primary), (order, first_primary)
+    stepdowns = [e for e in events(lab_hosts, [order[-1]]) if e["event"] == "stepdown"
+                 and e["reason"] == "replSetStepDown" and times["roll_start"] <= e["time"] <= done[order[-1]][0]]
+    assert stepdowns, "%s was not stepped down before its restart" % order[-1]
+    print("rolling restart: %.1f s, order %s" % (times["roll_end"] - times["roll_start"], order))
+
+
+def down_intervals(records):
+    """{host: [(first down sample, last down sample), ...]} from the sampler's records."""
+    out, current = {}, {}
+    for record in records:
+        host = record["host"]
+        if not record["up"]:
+            current.setdefault(host, [record["t"], record["t"]])[1] = record["t"]
+        elif host in current:
+            out.setdefault(host, []).append(tuple(current.pop(host)))
+    for host, interval in current.items():
+        out.setdefault(host, []).append(tuple(interval))
+    return out
+
+
+def test_rolling_restart_never_had_two_members_down_and_each_caught_up_first(lab_hosts, lab_ips):
+    times = drill_times()
+    records = [s for s in samples() if times["roll_start"] <= s["t"] <= times["roll_end"]]
+    intervals = [(a, b, host) for host, spans in down_intervals(records).items() for a, b in spans]
+    for a1, b1, h1 in intervals:
+        for a2, b2, h2 in intervals:
+            assert h1 == h2 or b1 < a2 or b2 < a1, "%s and %s were down at once" % (h1, h2)
+    done = restarts(lab_hosts, times["roll_start"], times["roll_end"])
+    order = sorted(done, key=lambda n: done[n][0])
+    for member, following in zip(order, order[1:]):
+        address = "%s:27017" % lab_ips[member]
+        back = done[member][1]
+        # The primary's position when the member came back, then the first sample where the member had it.
+        primary_then = [s for s in records if s["t"] >= back and s.get("primary")][0]["optime"]
+        caught_up = [s["t"] for s in records if s["host"] == address and s["t"] >= back and s["up"]
+                     and s["optime"] >= primary_then]
+        assert caught_up and caught_up[0] < done[following][0], (
+            "%s went down at %.2f before %s caught up (%s)" % (following, done[following][0], member, caught_up[:1]))
+
+
+def test_a_killed_primary_is_replaced_and_rejoins(lab_hosts, lab_ips):
+    killed = [n for n in FINAL if lab_hosts[n].file("/root/killed_at").exists]
+    assert len(killed) == 1, killed
+    killed = killed[0]
+    killed_at = float(lab_hosts[killed].file("/root/killed_at").content_string)
+    address = "%s:27017" % lab_ips[killed]
+    after = [s for s in samples() if s["t"] > killed_at]
+    new_primary = [s for s in after if s.get("primary") and s["host"] != address]
+    assert new_primary, "no other member became primary after the kill"
+    print("kill -9 of the primary %s: %s primary after %.1f s" % (
+        killed, node_of(lab_ips, new_primary[0]["host"]), new_primary[0]["t"] - killed_at))
+    # SIGKILL: the killed process wrote no shutdown event; a new process started and is SECONDARY again.
+    mine = [e for e in events(lab_hosts, [killed]) if e["event"] in ("start", "shutdown")]
+    before = [e for e in mine if e["time"] < killed_at]
+    assert before[-1]["event"] == "start", before[-1]
+    assert [e["event"] for e in mine if e["time"] > killed_at] == ["start"]
+    status = admin(lab_ips[killed]).admin.command("replSetGetStatus")
+    assert status["myState"] == 2, status["myState"]
+    # The new primary took majority inserts after the kill.
+    writes = admin(lab_ips[killed], readPreference="secondaryPreferred").drill.acks
+    assert writes.count_documents({"at": {"$gt": new_primary[0]["t"]}}) > 0
+
+
+def test_no_acknowledged_insert_was_lost(lab_ips):
+    with open(os.path.join(DRILL, "writer.json"), encoding="utf-8") as handle:
+        summary = json.load(handle)
+    with open(os.path.join(DRILL, "acks.txt"), encoding="utf-8") as handle:
+        acked = {int(line) for line in handle if line.strip()}
+    print("writer: %s" % summary)
+    assert summary["acked"] == len(acked) > 0
+    assert len(summary["primaries_written"]) >= 3, summary   # the roll's step-down and the kill moved the primary
+    for name in FINAL:
+        client = admin(lab_ips[name], readPreference="secondaryPreferred")
+        deadline = time.time() + 15
+        while True:
+            present = {doc["_id"] for doc in client.drill.acks.find({}, {"_id": 1})}
+            missing = acked - present
+            if not missing or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        assert not missing, "%s lacks %d acknowledged inserts, e.g. %s" % (name, len(missing), sorted(missing)[:5])
+
+
+def test_majority_write_is_read_on_every_secondary(lab_ips):
+    primary = primary_of(lab_ips)
+    marker = "marker-%d" % time.time_ns()
+    admin(primary.split(":")[0]).test.get_collection(
+        "probe", write_concern=pymongo.WriteConcern(w="majority", wtimeout=10000)).insert_one({"_id": marker})
+    for name in FINAL:
+        if "%s:27017" % lab_ips[name] == primary:
+            continue
+        probe = admin(lab_ips[name], readPreference="secondaryPreferred").test.probe
+        deadline = time.time() + 10
+        while probe.find_one({"_id": marker}) is None and time.time() < deadline:
+            time.sleep(0.2)
+        assert probe.find_one({"_id": marker}) is not None, name

@@ -609,8 +609,13 @@ class Member:
 
     def status_fields(self):
         term, index = self.last_applied()
+        optime, wall = self._optime()
+        # A heartbeat carries the sender's last applied optime and its wall time; replSetGetStatus reports
+        # them for remote members (members[n].optime, optimeDate), even for entries this member lacks:
+        # https://www.mongodb.com/docs/manual/reference/command/replSetGetStatus/#mongodb-data-replSetGetStatus.members-n-.optime
         return {"setName": self.set_name, "from": self.me, "term": self.term, "state": self.state,
-                "lastApplied": [term, index], "binaryVersion": self.binary_version,
+                "lastApplied": [term, index], "optime": optime, "optimeDate": wall,
+                "binaryVersion": self.binary_version,
                 "configVersion": self.config["version"] if self.config else -2,
                 "configTerm": self.config.get("term", -1) if self.config else -1}
 
@@ -650,6 +655,7 @@ class Member:
             self.observe_term(status.get("term", 0))
             self.views[host] = {"state": status.get("state"), "term": status.get("term"),
                                 "lastApplied": tuple(status.get("lastApplied", (-1, 0))),
+                                "optime": status.get("optime"), "optimeDate": status.get("optimeDate"),
                                 "configVersion": status.get("configVersion"),
                                 "configTerm": status.get("configTerm"),
                                 "binaryVersion": status.get("binaryVersion"), "seen": time.monotonic(),
@@ -1429,11 +1435,9 @@ class Commands:
                 else:
                     view = m.views.get(host)
                     if view and m.healthy(host):
-                        t, i = view["lastApplied"]
-                        entry = m.oplog[i - 1] if 0 < i <= len(m.oplog) and m.oplog[i - 1]["t"] == t else None
                         item.update({"health": 1.0, "state": view["state"], "stateStr": STATE_NAMES[view["state"]],
-                                     "optime": {"ts": entry["ts"] if entry else Timestamp(0, 0), "t": Int64(t)},
-                                     "optimeDate": entry["wall"] if entry else datetime.datetime(1970, 1, 1),
+                                     "optime": view.get("optime") or {"ts": Timestamp(0, 0), "t": Int64(-1)},
+                                     "optimeDate": view.get("optimeDate") or datetime.datetime(1970, 1, 1),
                                      "lastHeartbeat": view["seenWall"], "configVersion": view["configVersion"],
                                      "configTerm": view["configTerm"]})
                     else:
@@ -1577,7 +1581,11 @@ class Commands:
     def cmd_replsetstepup(self, conn, command, arg):
         m = self.member
         with m.lock:
-            m.stepdown_until = 0.0
+            # A member that stepped down is ineligible for stepDownSecs, a step-up request included:
+            # https://www.mongodb.com/docs/manual/reference/command/replSetStepDown/
+            if time.monotonic() < m.stepdown_until:
+                raise CommandError(20, "IllegalOperation", "stepped down: not electable for another %.0f s"
+                                   % (m.stepdown_until - time.monotonic()))
         threading.Thread(target=m.run_election, args=("step up requested",), daemon=True).start()
         return {"ok": 1.0}
 
@@ -1871,6 +1879,39 @@ class Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
 
 
+def read_conf(text):
+    """The block mappings of a mongod.conf (YAML, as the configuration file page describes it:
+    https://www.mongodb.com/docs/manual/reference/configuration-options/) as nested dicts, scalars as
+    int, bool or str. mongod parses its file itself; the double does too, so the package needs no YAML
+    library. Flow collections and multi-line scalars are not read."""
+    root = {}
+    stack = [(-1, root)]
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if not line.strip() or line.strip() == "---":
+            continue
+        indent = len(line) - len(line.lstrip())
+        key, _sep, value = line.strip().partition(":")
+        while indent <= stack[-1][0]:
+            stack.pop()
+        parent = stack[-1][1]
+        value = value.strip()
+        if not value:
+            parent[key] = {}
+            stack.append((indent, parent[key]))
+            continue
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            parent[key] = value[1:-1]
+        elif value.lower() in ("true", "false"):
+            parent[key] = value.lower() == "true"
+        else:
+            try:
+                parent[key] = int(value)
+            except ValueError:
+                parent[key] = value
+    return root
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description="mongod test double (one replica-set member)")
     parser.add_argument("--config", "-f", help="a mongod.conf (YAML) whose settings are used")
@@ -1888,9 +1929,8 @@ def parse_args(argv):
     parser.add_argument("--configdb", default=None, help="mongos: configReplSet/host:port,host:port")
     options = parser.parse_args(argv)
     if options.config:
-        import yaml  # only when a mongod.conf is given, as on lab hosts
         with open(options.config) as handle:
-            conf = yaml.safe_load(handle) or {}
+            conf = read_conf(handle.read())
         net, storage = conf.get("net", {}), conf.get("storage", {})
         replication, security = conf.get("replication", {}), conf.get("security", {})
         options.port = net.get("port", options.port)

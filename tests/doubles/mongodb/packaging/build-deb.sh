@@ -24,7 +24,7 @@ Package: mongodb-double
 Version: $release.0
 Architecture: all
 Maintainer: dbops.clusters maintainers <dbops@example.invalid>
-Depends: python3 (>= 3.9), python3-pymongo (>= 4.0), python3-yaml, passwd
+Depends: python3 (>= 3.9), python3-pymongo (>= 4.0), passwd
 Section: database
 Priority: optional
 Description: test double of mongod/mongos $release for the dbops.clusters lab
