@@ -165,8 +165,8 @@ def test_progress_names_plays_and_changes_and_the_recap_counts_changes(tmp_path)
 
 
 def test_a_failed_lane_is_reported_with_its_log_tail(tmp_path):
-    lane, _ = run_lane(RUN.replace("failed=0    skipped=20   rescued=0    ignored=0\n", "failed=1 x\n", 1), 2,
-                       tmp_path)
+    failed_run = RUN.replace("failed=0    skipped=20   rescued=0    ignored=0\n", "failed=1 x\n", 1)
+    lane, _unused = run_lane(failed_run, 2, tmp_path)
     out = io.StringIO()
     with pytest.raises(labctl.LabError, match="configuring failed in galera"):
         labctl.report_lanes([lane], 5.0, out=out)
@@ -180,7 +180,7 @@ def test_docker_api_version_is_asked_once_and_written_into_the_inventory(tmp_pat
     server.listen(1)
 
     def answer():
-        conn, _ = server.accept()
+        conn, _address = server.accept()
         conn.recv(4096)
         conn.sendall(b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"ApiVersion": "1.41"}')
         conn.close()

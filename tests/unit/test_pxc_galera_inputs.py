@@ -24,12 +24,14 @@ def run_role(tmp_path, tasks_from, variables, members=("n1", "n2", "n3"), group=
         "pxc_galera_address": "10.0.0.1", "pxc_galera_restart_pending_file": str(tmp_path / "restart-pending")},
         **variables)))
     play = tmp_path / "play.yml"
-    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "any_errors_fatal": any_errors_fatal,
-                                     "tasks": [
+    tasks = [
         {"name": "Run the role's tasks", "ansible.builtin.include_role": {
             "name": "dbops.clusters.pxc_galera", "tasks_from": tasks_from}},
         {"name": "Show the restart reasons", "ansible.builtin.debug": {
-            "msg": "REASONS={{ pxc_galera_restart_reasons | default('unset') | to_json }}"}}]}]))
+            "msg": "REASONS={{ pxc_galera_restart_reasons | default('unset') | to_json }}"}},
+    ]
+    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "any_errors_fatal": any_errors_fatal,
+                                     "tasks": tasks}]))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
     command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
