@@ -84,7 +84,7 @@ def restart(server, config):
     files = sh(server, "python3 -c '%s' %s %s" % (EVICT.replace("'", "'\\''"), DATA_DIR, ARCHIVE_DIR)).stdout.strip()
     after = cgroup_memory(server)
     sh(server, "systemctl start %s && for i in $(seq 60); do pg_isready -q && exit 0; sleep 1; done; exit 1" % SERVICE)
-    settings = psql(server, "SELECT string_agg(name || '=' || setting || coalesce(unit, ''), ' ' ORDER BY name) "
+    settings = psql(server, "SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name) "
                             "FROM pg_settings WHERE name IN (%s)" % ", ".join("'%s'" % s for s in SHOWN))
     started = time.monotonic()
     psql(server, "SELECT sum(pg_prewarm(c.oid)) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace "
@@ -161,7 +161,7 @@ def main(server, client, server_ip):
                 print("    settings: %s" % state["settings"], flush=True)
     limit = cgroup_file(server, "memory.max_usage_in_bytes")
     failcnt = cgroup_file(server, "memory.failcnt")
-    print("\nserver cgroup: peak %s MB of the limit, limit hit %s times (page cache reclaimed)" % (
+    print("\nserver cgroup: peak usage %s MB (limit 2048 MB: the page cache was reclaimed), failed charges %s" % (
         int(open(limit).read()) // 1048576 if limit else "?", open(failcnt).read().strip() if failcnt else "?"))
     print("\n%-6s %-8s %14s %14s %14s" % ("", "", "stock", "pgtune", "ours"))
     for workload in ("tpcb", "tpcc"):
