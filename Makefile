@@ -17,7 +17,7 @@ COLLECTION_LINK := .collections/ansible_collections/dbops/clusters
 # there; a copy goes stale and shadows new modules, so put the link there too.
 ANSIBLE_HOME_LINK := .ansible/collections/ansible_collections/dbops/clusters
 
-.PHONY: help deps host venv lab lab-down lab-status test scenario unit lint lock clean bench-mysql
+.PHONY: help deps host venv lab lab-down lab-status test scenario unit lint lock clean bench-mysql bench-postgres
 
 help:
 	@echo "make lab        build the lab image if needed, start the lab hosts, configure them, print how to reach them"
@@ -27,6 +27,7 @@ help:
 	@echo "make lab-status show the lab hosts;  lab/lab shell HOST opens a shell in one"
 	@echo "make deps       install what the two commands need (apt packages, podman settings, .venv)"
 	@echo "make bench-mysql  sysbench stock vs tuned MySQL on a lab host, and the reference-machine table"
+	@echo "make bench-postgres  pgbench TPC-B and TPC-C-like: stock vs pgtune vs postgres_tuned on a 2 GiB lab host"
 
 deps: host venv $(COLLECTION_LINK) $(ANSIBLE_HOME_LINK)
 
@@ -65,6 +66,9 @@ lab: deps
 
 bench-mysql: deps
 	@bash bench/mysql_tuning/run.sh
+
+bench-postgres: deps
+	@bash bench/postgres_tuning/run.sh
 
 lab-down: venv
 	@lab/lab down
