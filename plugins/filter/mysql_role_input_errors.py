@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 name: mysql_role_input_errors
-short_description: Refusals of the percona_server role's inputs, each naming its variable
+short_description: Refusals of a MySQL-family role's inputs, each naming its variable
 version_added: 0.2.0
 description:
   - Checks ports, counts and durations by type and range, override values, schema and account names,
@@ -16,9 +16,15 @@ description:
 positional: _input
 options:
   _input:
-    description: The role's variables without the C(percona_server_) prefix, plus C(family) (mysql or mariadb).
+    description: The role's variables without their prefix, plus C(family) (mysql or mariadb).
     type: dict
     required: true
+  prefix:
+    description:
+      - The prefix of the role's variables, used in the messages (percona_server and the cluster roles layered on
+        it share these checks).
+    type: str
+    default: percona_server_
 author:
   - dbops.clusters maintainers (@dbops)
 """
@@ -43,10 +49,10 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.dbops.clusters.plugins.module_utils import mysql_inputs
 
 
-def mysql_role_input_errors(inputs):
+def mysql_role_input_errors(inputs, prefix="percona_server_"):
     if not isinstance(inputs, dict):
         raise AnsibleFilterError("mysql_role_input_errors expects a dict of the role's inputs")
-    return mysql_inputs.role_errors(inputs)
+    return mysql_inputs.role_errors(inputs, prefix)
 
 
 class FilterModule(object):

@@ -172,52 +172,64 @@ def topology_errors(me, hosts):
     return errors
 
 
-def override_errors(overrides):
+def override_errors(overrides, prefix="percona_server_"):
     """Overrides must be a dict of name: scalar; names and values are checked further by the tuning engine."""
     if not isinstance(overrides, dict):
-        return ["percona_server_overrides must be a dict of setting: value, got %r" % (overrides,)]
+        return ["%soverrides must be a dict of setting: value, got %r" % (prefix, overrides)]
     errors = []
     for name, value in overrides.items():
         if value is None or isinstance(value, (dict, list)):
-            errors.append("percona_server_overrides.%s: must be a single value, got %r" % (name, value))
+            errors.append("%soverrides.%s: must be a single value, got %r" % (prefix, name, value))
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-            errors.append("percona_server_overrides.%s=%s: negative values are refused" % (name, value))
+            errors.append("%soverrides.%s=%s: negative values are refused" % (prefix, name, value))
         elif re.match(r"^\s*-\d", str(value)):
-            errors.append("percona_server_overrides.%s=%s: negative values are refused" % (name, value))
+            errors.append("%soverrides.%s=%s: negative values are refused" % (prefix, name, value))
     return errors
 
 
-def role_errors(inputs):
-    """Every refusal of percona_server's inputs (a dict of its variables without the percona_server_ prefix)."""
+# The numbers a MySQL-family role takes: (variable without its prefix, lowest, highest).
+NUMBER_RANGES = (
+    ("port", 1, 65535),
+    ("server_id", 0, MAX_SERVER_ID),
+    ("binlog_expire_seconds", 0, MAX_SERVER_ID),
+    ("rto_minutes", 1, 1440),
+    ("redo_mb_per_hour", 0, 10 ** 7),
+    ("redo_sample_seconds", 0, 3600),
+    ("restart_max_lag_seconds", 0, 86400),
+    ("restart_gate_timeout", 1, 86400),
+)
+
+
+def role_errors(inputs, prefix="percona_server_"):
+    """Every refusal of a MySQL-family role's inputs: a dict of its variables without the role's prefix.
+
+    percona_server and the cluster roles layered on it (pxc_galera, group_replication) share these checks;
+    `prefix` names the variables in the messages. Only the keys present are checked.
+    """
     family = inputs.get("family", "mysql")
     errors = []
-    errors += int_errors("percona_server_port", inputs.get("port"), 1, 65535)
-    errors += int_errors("percona_server_server_id", inputs.get("server_id"), 0, MAX_SERVER_ID)
+    for key, low, high in NUMBER_RANGES:
+        if key in inputs:
+            errors += int_errors(prefix + key, inputs[key], low, high)
     # server_id 0 derives it from the address: that address must allow it.
-    if "address" in inputs and str(inputs.get("server_id", 0)).strip() == "0":
+    if "address" in inputs and "server_id" in inputs and str(inputs["server_id"]).strip() == "0":
         try:
             server_id_for(inputs["address"], 0)
         except ValueError as err:
-            errors.append("percona_server_address=%r: %s" % (inputs["address"], err))
-    errors += int_errors("percona_server_binlog_expire_seconds", inputs.get("binlog_expire_seconds"), 0, MAX_SERVER_ID)
-    errors += int_errors("percona_server_rto_minutes", inputs.get("rto_minutes"), 1, 1440)
-    errors += int_errors("percona_server_redo_mb_per_hour", inputs.get("redo_mb_per_hour"), 0, 10 ** 7)
-    errors += int_errors("percona_server_redo_sample_seconds", inputs.get("redo_sample_seconds"), 0, 3600)
-    if "restart_max_lag_seconds" in inputs:
-        errors += int_errors("percona_server_restart_max_lag_seconds", inputs["restart_max_lag_seconds"], 0, 86400)
-    if "restart_gate_timeout" in inputs:
-        errors += int_errors("percona_server_restart_gate_timeout", inputs["restart_gate_timeout"], 1, 86400)
-    errors += override_errors(inputs.get("overrides") or {})
+            errors.append("%saddress=%r: %s" % (prefix, inputs["address"], err))
+    errors += override_errors(inputs.get("overrides") or {}, prefix)
     for index, database in enumerate(inputs.get("databases") or []):
-        errors += schema_errors("percona_server_databases[%d].name" % index, (database or {}).get("name"))
+        errors += schema_errors("%sdatabases[%d].name" % (prefix, index), (database or {}).get("name"))
     for index, user in enumerate(inputs.get("users") or []):
         user = user or {}
-        label = "percona_server_users[%d] (%s@%s)" % (index, user.get("name"), user.get("host", "%"))
+        label = "%susers[%d] (%s@%s)" % (prefix, index, user.get("name"), user.get("host", "%"))
         errors += account_errors(label, user.get("name"), user.get("host", "%"), family)
         errors += privilege_errors(label, user.get("privileges"), family)
+        if user.get("state", "present") != "absent" and not user.get("password"):
+            errors.append("%s: has no password (no default password)" % label)
     replication_user = inputs.get("replication_user")
     if replication_user is not None:
-        errors += account_errors("percona_server_replication_user", replication_user, "%", family)
+        errors += account_errors(prefix + "replication_user", replication_user, "%", family)
     return errors
 
 

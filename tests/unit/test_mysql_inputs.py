@@ -305,3 +305,30 @@ def test_mysql_config_refuses_an_unknown_option_before_writing(tmp_path, monkeyp
     assert "innodb_bufer_pool_size (did you mean innodb_buffer_pool_size?) not known to" in result["msg"]
     assert result["unknown_options"] == ["innodb_bufer_pool_size"]
     assert not path.exists()
+
+
+def test_an_account_without_a_password_is_refused_unless_it_is_removed():
+    found = inputs.role_errors(dict(GOOD, users=[{"name": "app", "host": "%"}]))
+    assert "percona_server_users[0] (app@%): has no password (no default password)" in found
+    assert inputs.role_errors(dict(GOOD, users=[{"name": "old", "host": "%", "state": "absent"}])) == []
+
+
+def test_a_cluster_role_gets_the_same_checks_under_its_own_prefix():
+    """pxc_galera and group_replication are layers on the same base: their accounts, schemas, overrides and
+    numbers are refused by the same rules, each message naming the role's own variable."""
+    galera = {"family": "mariadb", "port": 70000, "overrides": {"innodb_io_capacity": -1},
+              "databases": [{"name": "bad`name"}],
+              "users": [{"name": "app", "password": "p", "privileges": {"app.*": "SELECT,INSRET"}},
+                        {"name": "nopw", "host": "%"}]}
+    found = inputs.role_errors(galera, "pxc_galera_")
+    for expected in ("pxc_galera_port=70000: must be from 1 to 65535",
+                     "pxc_galera_overrides.innodb_io_capacity=-1: negative",
+                     "pxc_galera_databases[0].name: schema name",
+                     "pxc_galera_users[0] (app@%): INSRET on app.*: no such privilege on MariaDB",
+                     "pxc_galera_users[1] (nopw@%): has no password"):
+        assert any(expected in sentence for sentence in found), (expected, found)
+    assert not any("percona_server_" in sentence for sentence in found), found
+
+
+def test_only_the_numbers_a_role_has_are_checked():
+    assert inputs.role_errors({"family": "mysql", "users": [], "overrides": {}}, "group_replication_") == []

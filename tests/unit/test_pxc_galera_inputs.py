@@ -117,17 +117,36 @@ def test_the_former_membership_variable_is_refused(tmp_path):
 # ------------------------------------------------------------------------------------------- bad input
 
 def test_bad_numbers_are_refused_each_naming_its_variable(tmp_path):
-    """One run: the range check loops over every number, so each bad one is named."""
+    """One run: the range check loops over every Galera number, so each bad one is named."""
     result = run_role(tmp_path, "plan.yml", {
-        "pxc_galera_flavor": "mariadb", "pxc_galera_port": 70000, "pxc_galera_gcache_min_mb": -128,
+        "pxc_galera_flavor": "mariadb", "pxc_galera_gcache_min_mb": -128,
         "pxc_galera_write_mb_per_hour": -5, "pxc_galera_fc_limit": 0, "pxc_galera_join_timeout": -1,
         "pxc_galera_ist_window_minutes": "ten"})
-    refused(result, "pxc_galera_port=70000: must be a whole number from 1 to 65535",
-            "pxc_galera_gcache_min_mb=-128: must be a whole number from 1",
+    refused(result, "pxc_galera_gcache_min_mb=-128: must be a whole number from 1",
             "pxc_galera_write_mb_per_hour=-5: must be a whole number from 0",
             "pxc_galera_fc_limit=0: must be a whole number from 1",
             "pxc_galera_join_timeout=-1: must be a whole number from 1",
             "pxc_galera_ist_window_minutes=ten: must be a whole number")
+
+
+def test_the_family_numbers_are_refused_naming_this_roles_variables(tmp_path):
+    """Port and tuning numbers go through the checks every MySQL-family role shares."""
+    result = run_role(tmp_path, "plan.yml", {
+        "pxc_galera_flavor": "mariadb", "pxc_galera_port": 70000, "pxc_galera_rto_minutes": 0,
+        "pxc_galera_redo_mb_per_hour": -1, "pxc_galera_overrides": {"innodb_io_capacity": -200}})
+    refused(result, "pxc_galera_port=70000: must be from 1 to 65535", "pxc_galera_rto_minutes=0",
+            "pxc_galera_redo_mb_per_hour=-1", "pxc_galera_overrides.innodb_io_capacity=-200: negative")
+
+
+def test_accounts_are_refused_by_the_family_rules_before_any_change(tmp_path):
+    """The same account, privilege and password rules as percona_server, named with this role's variables:
+    a misspelt privilege used to pass the plan and fail only at the grant, its message hidden by no_log."""
+    result = run_role(tmp_path, "plan.yml", {"pxc_galera_flavor": "mariadb", "pxc_galera_users": [
+        {"name": "app", "host": "%", "password": "pw", "privileges": {"app.*": "SELECT,INSRET"}},
+        {"name": "nopw", "host": "%"}], "pxc_galera_databases": [{"name": "bad`name"}]})
+    refused(result, "pxc_galera_users[0] (app@%): INSRET on app.*: no such privilege on MariaDB",
+            "pxc_galera_users[1] (nopw@%): has no password (no default password)",
+            "pxc_galera_databases[0].name")
 
 
 @pytest.mark.parametrize("name, value, words", [
