@@ -67,10 +67,13 @@ def machine():
 
 
 def report(raw, elapsed=None):
-    runs = []
+    runs, failures = [], []
     for run in raw["runs"]:
+        if int(run.get("rc", 0)) != 0:
+            failures.append(run)
+            continue
         runs.append(dict(run, round=int(run["round"]), **parse_sysbench(run["output"])))
-    rounds = sorted({run["round"] for run in runs})
+    rounds = sorted({int(run["round"]) for run in raw["runs"]})
     lines = []
     seen = raw.get("memory_seen") or []
     limit = int(seen[0]) if seen and seen[0].isdigit() else None
@@ -87,7 +90,7 @@ def report(raw, elapsed=None):
     lines.append("What each configuration runs with (SELECT @@... after its restart):")
     settings = {}
     for key, _label in CONFIGS:
-        values = sorted({run["settings"] for run in runs if run["config"] == key})
+        values = sorted({run["settings"] for run in raw["runs"] if run["config"] == key})
         settings[key] = values
         for value in values:
             fields = value.split("\t")
@@ -106,8 +109,10 @@ def report(raw, elapsed=None):
             row = "  %-16s" % label
             for key, _label in CONFIGS:
                 series = values[key]
-                row += " %-26s" % ("%.1f (%.1f-%.1f)" % (statistics.median(series), min(series), max(series))
-                                   if series else "-")
+                shown = "%.1f (%.1f-%.1f)" % (statistics.median(series), min(series), max(series)) if series else "-"
+                if len(series) < len(rounds):
+                    shown += " [%d of %d]" % (len(series), len(rounds))
+                row += " %-26s" % shown
             for top, bottom in (("ours", "stock"), ("ours", "dedicated"), ("dedicated", "stock")):
                 per_round = []
                 for number in rounds:
@@ -117,12 +122,25 @@ def report(raw, elapsed=None):
                          if run["config"] == bottom and run["workload"] == workload and run["round"] == number]
                     if a and b and b[0]:
                         per_round.append(a[0] / b[0])
-                if values[top] and values[bottom]:
+                if values[top] and values[bottom] and per_round:
                     ratio = statistics.median(values[top]) / statistics.median(values[bottom])
                     row += " %-25s" % ("%.2fx (rounds %.2f-%.2f)" % (ratio, min(per_round), max(per_round)))
                 else:
                     row += " %-25s" % "-"
             lines.append(row)
+    if failures:
+        lines.append("")
+        lines.append("Failed measurements (left out of the medians):")
+        for run in failures:
+            lines.append("  round %s %s %s: sysbench rc %s, OOM kills in the memory cgroup during this "
+                         "configuration's turn: %s; %s" % (run["round"], run["config"], run["workload"], run["rc"],
+                                                           run.get("oom_kills"), " ".join(run.get("error", "").split())[-200:]))
+    oom = sorted({(int(run["round"]), run["config"], int(run.get("oom_kills") or 0)) for run in raw["runs"]
+                  if int(run.get("oom_kills") or 0)})
+    if oom:
+        lines.append("")
+        lines.append("mysqld killed for memory (cgroup oom_kill count): "
+                     + "; ".join("round %d %s: %d" % item for item in oom))
     lines.append("")
     lines.append("Ratios are of the medians; the bracket gives the lowest and highest ratio within one round. For "
                  "p99 latency lower is better (a ratio below 1 means faster).")
