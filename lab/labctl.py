@@ -79,6 +79,10 @@ def load_topology(path, profile=None):
         seen[host["ip"]] = host["name"]
         host.setdefault("groups", [])
         host.setdefault("vars", {})
+        memory = host.setdefault("memory_mb", None)
+        if memory is not None and (isinstance(memory, bool) or not isinstance(memory, int) or memory < 64):
+            raise LabError(f"{path}: host {host['name']} memory_mb must be a whole number of MiB, at least 64 "
+                           f"(got {memory!r})")
     groups = {g for h in topo["hosts"] for g in h["groups"]}
     for key in ("group_vars", "package_files"):
         unknown = sorted(set(topo[key]) - groups)
@@ -209,11 +213,21 @@ def run_host(topo, host):
             "--stop-signal", "SIGRTMIN+3", "--tmpfs", "/tmp"]
     for cap in CAPABILITIES:
         args += ["--cap-add", cap]
+    if host.get("memory_mb"):
+        # A container sees the host's whole RAM; a limit makes memory sizing matter (page cache included,
+        # no swap beyond it).
+        args += ["--memory", f"{host['memory_mb']}m", "--memory-swap", f"{host['memory_mb']}m"]
     for other in topo["hosts"]:
         if other is not host:
             args += ["--add-host", f"{other['name']}:{other['ip']}"]
     args += [topo["image"], "/sbin/init"]
     podman(*args)
+
+
+def memory_limit_mb(name):
+    """The memory limit a container was created with, in MiB (None when it has none)."""
+    limit = int(podman("inspect", "--format", "{{.HostConfig.Memory}}", name).stdout.strip() or 0)
+    return limit // (1024 * 1024) or None
 
 
 def wait_for_systemd(topo, timeout=120):
@@ -254,7 +268,10 @@ def docker_api_version(socket_path=PODMAN_SOCKET[len("unix://"):], timeout=30):
 
 
 def inventory(topo):
-    hosts = {h["name"]: {"ansible_host": container_name(topo, h), "lab_ip": h["ip"], **h["vars"]}
+    # A host with a memory limit declares it to the roles that size servers (its own vars may still say
+    # otherwise, on purpose).
+    hosts = {h["name"]: {"ansible_host": container_name(topo, h), "lab_ip": h["ip"],
+                         **({"dbops_memory_limit_mb": h["memory_mb"]} if h.get("memory_mb") else {}), **h["vars"]}
              for h in topo["hosts"]}
     children = {}
     for host in topo["hosts"]:
@@ -306,7 +323,14 @@ def cmd_up(topo, _args):
         if name not in states:
             run_host(topo, host)
             changed.append(f"created {name}")
-        elif states[name] != "running":
+            continue
+        # Asked only of hosts that declare a limit, so a rerun of a topology without limits costs no call.
+        limit = memory_limit_mb(name) if host.get("memory_mb") else None
+        if limit != host.get("memory_mb"):
+            raise LabError(f"{name} runs with memory limit {limit or 'none'} MiB, the topology says "
+                           f"{host.get('memory_mb') or 'none'}: a limit is set when a container is created; "
+                           f"run 'lab/lab --topology {os.path.relpath(topo['path'])} down' first")
+        if states[name] != "running":
             podman("start", name)
             changed.append(f"started {name}")
     wait_for_systemd(topo)

@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# MySQL tuning benchmark: one lab host, sysbench stock vs tuned, side by side. Then the tuning engine's
-# values for reference machines next to what the seeds used. Usage: bench/mysql_tuning/run.sh [--keep]
+# MySQL tuning benchmark: one lab host with a 2 GiB memory limit, sysbench from a second host, MySQL stock vs
+# innodb_dedicated_server=ON vs ours, alternated over rounds; the report is printed and appended to
+# bench/mysql_tuning/results.md. Then the tuning engine's values for reference machines next to what the
+# seeds used. Usage: bench/mysql_tuning/run.sh [--keep]   (BENCH_ROUNDS, BENCH_SECONDS override the sizes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=$PWD/.venv/bin:$PATH ANSIBLE_CONFIG=$PWD/ansible.cfg
+start=$SECONDS
 topology=bench/mysql_tuning/topology.yml
+raw=$(mktemp /tmp/bench-mysql.XXXXXX.json)
 lab/lab --topology "$topology" up
-trap '[[ ${1:-} == --keep ]] || lab/lab --topology "$topology" down' EXIT
-ansible-playbook -i lab/inventory/bench-mysql.yml bench/mysql_tuning/bench.yml
+trap '[[ ${1:-} == --keep ]] || lab/lab --topology "$topology" down; rm -f "$raw"' EXIT
+extra=()
+[[ -n ${BENCH_ROUNDS:-} ]] && extra+=(-e "bench_rounds=$BENCH_ROUNDS")
+[[ -n ${BENCH_SECONDS:-} ]] && extra+=(-e "bench_seconds=$BENCH_SECONDS")
+ansible-playbook -i lab/inventory/bench-mysql.yml bench/mysql_tuning/bench.yml \
+  -e @bench/mysql_tuning/settings.yml -e "bench_output=$raw" "${extra[@]}"
+python bench/mysql_tuning/report.py "$raw" --record bench/mysql_tuning/results.md --elapsed $((SECONDS - start))
 python bench/mysql_tuning/reference_machines.py

@@ -195,3 +195,38 @@ def test_docker_api_version_is_asked_once_and_written_into_the_inventory(tmp_pat
     assert "ansible_docker_api_version" not in labctl.inventory(topo)["all"]["vars"]
     topo["docker_api_version"] = "1.41"
     assert labctl.inventory(topo)["all"]["vars"]["ansible_docker_api_version"] == "1.41"
+
+
+def test_memory_limit_is_optional_passed_to_podman_and_declared_to_the_roles(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(labctl, "podman", lambda *args, **_kw: calls.append(args))
+    path = write_topology(tmp_path, hosts=[{"name": "a", "ip": "10.1.2.1", "groups": ["one"], "memory_mb": 2048},
+                                           {"name": "b", "ip": "10.1.2.2", "groups": ["two"]}])
+    topo = labctl.load_topology(path, "")
+    for host in topo["hosts"]:
+        labctl.run_host(topo, host)
+    limited, unlimited = calls
+    assert limited[limited.index("--memory") + 1] == "2048m"
+    assert limited[limited.index("--memory-swap") + 1] == "2048m", "no swap beyond the limit"
+    assert "--memory" not in unlimited and "--memory-swap" not in unlimited, "no limit unless declared"
+    hosts = labctl.inventory(topo)["all"]["hosts"]
+    assert hosts["a"]["dbops_memory_limit_mb"] == 2048
+    assert "dbops_memory_limit_mb" not in hosts["b"]
+
+
+@pytest.mark.parametrize("memory", [0, 32, "2g", 1.5, True])
+def test_a_memory_limit_that_is_not_whole_mib_is_refused(tmp_path, memory):
+    path = write_topology(tmp_path, hosts=[{"name": "a", "ip": "10.1.2.1", "memory_mb": memory}])
+    with pytest.raises(labctl.LabError, match="host a memory_mb must be a whole number of MiB"):
+        labctl.load_topology(path, "")
+
+
+def test_up_refuses_a_running_host_whose_memory_limit_differs_from_the_topology(tmp_path, monkeypatch):
+    path = write_topology(tmp_path, hosts=[{"name": "a", "ip": "10.1.2.1", "memory_mb": 2048}])
+    topo = labctl.load_topology(path, "")
+    monkeypatch.setattr(labctl, "ensure_image", lambda _topo: None)
+    monkeypatch.setattr(labctl, "ensure_network", lambda _topo: False)
+    monkeypatch.setattr(labctl, "container_states", lambda _topo: {labctl.container_name(topo, topo["hosts"][0]): "running"})
+    monkeypatch.setattr(labctl, "memory_limit_mb", lambda _name: None)
+    with pytest.raises(labctl.LabError, match="memory limit none MiB, the topology says 2048.*down' first"):
+        labctl.cmd_up(topo, None)
