@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=$PWD/.venv/bin:$PATH ANSIBLE_CONFIG=$PWD/ansible.cfg
 topology=bench/postgres_tuning/topology.yml
-lab="python bench/postgres_tuning/lab.py --topology $topology"
+lab="python lab/labctl.py --topology $topology"
 $lab up
 trap '[[ ${1:-} == --keep ]] || $lab down' EXIT
 ansible-playbook -i lab/inventory/bench-postgres.yml bench/postgres_tuning/bench.yml
