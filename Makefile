@@ -26,7 +26,7 @@ help:
 	@echo "make lab-down   remove the lab's containers, volumes and network"
 	@echo "make lab-status show the lab hosts;  lab/lab shell HOST opens a shell in one"
 	@echo "make deps       install what the two commands need (apt packages, podman settings, .venv)"
-	@echo "make bench-mysql  sysbench stock vs tuned MySQL on a lab host, and the reference-machine table"
+	@echo "make bench-mysql  sysbench: stock vs innodb_dedicated_server vs percona_server on a 2 GiB lab host; reference machines"
 	@echo "make bench-postgres  pgbench TPC-B and TPC-C-like: stock vs pgtune vs postgres_tuned on a 2 GiB lab host"
 
 deps: host venv $(COLLECTION_LINK) $(ANSIBLE_HOME_LINK)
