@@ -66,6 +66,11 @@ def test_group_replication_followed_by_super_read_only():
         (20, "10.0.0.1"), (20, "10.0.0.2"), (20, "10.0.0.3")]
 
 
+def test_backends_over_tls_on_request():
+    assert {s.get("use_ssl", 0) for s in render()["mysql_servers"]} == {0}
+    assert {s["use_ssl"] for s in render(proxysql_backend_use_ssl=True)["mysql_servers"]} == {1}
+
+
 def test_async_variant_checks_read_only_and_puts_the_source_first():
     tables = render(proxysql_topology="async")
     assert tables["mysql_replication_hostgroups"] == [
