@@ -47,9 +47,28 @@ def test_galera_weighted_single_writer_with_ordered_fallbacks():
 
 def test_group_replication_variant():
     tables = render(proxysql_topology="group_replication")
-    assert len(tables["mysql_group_replication_hostgroups"]) == 1
+    gr, = tables["mysql_group_replication_hostgroups"]
+    assert (gr["writer_hostgroup"], gr["reader_hostgroup"], gr["max_writers"]) == (10, 20, 1)
+    assert tables["mysql_replication_hostgroups"] == []
     assert tables["mysql_galera_hostgroups"] == []
     assert {s["hostgroup_id"] for s in tables["mysql_servers"]} == {10}
+
+
+def test_group_replication_followed_by_super_read_only():
+    # ProxySQL 2.7's GR monitor cannot read MySQL 9.x (sysown/proxysql#4954): the primary is then found by
+    # its super_read_only OFF; every member starts as a reader and ProxySQL adds the primary to the writers
+    tables = render(proxysql_topology="group_replication", proxysql_group_replication_monitor="super_read_only")
+    assert tables["mysql_group_replication_hostgroups"] == tables["mysql_galera_hostgroups"] == []
+    assert tables["mysql_replication_hostgroups"] == [
+        {"writer_hostgroup": 10, "reader_hostgroup": 20, "check_type": "super_read_only",
+         "comment": "dbops.clusters group_replication"}]
+    assert [(s["hostgroup_id"], s["hostname"]) for s in tables["mysql_servers"]] == [
+        (20, "10.0.0.1"), (20, "10.0.0.2"), (20, "10.0.0.3")]
+
+
+def test_backends_over_tls_on_request():
+    assert {s.get("use_ssl", 0) for s in render()["mysql_servers"]} == {0}
+    assert {s["use_ssl"] for s in render(proxysql_backend_use_ssl=True)["mysql_servers"]} == {1}
 
 
 def test_async_variant_checks_read_only_and_puts_the_source_first():
