@@ -38,11 +38,11 @@ def state(single_primary=True, primary=A, member_state="ONLINE"):
 def run(action, current, primary_uuid=None, check_mode=True):
     module, session, result = FakeModule(action, primary_uuid, check_mode), FakeSession(), {}
     gr_member.topology(module, session, current, result)
-    return result, [q for q, _ in session.queries], session.queries
+    return result, [entry[0] for entry in session.queries], session.queries
 
 
 def test_single_to_multi_primary_runs_the_groups_function():
-    result, queries, _ = run("multi_primary", state())
+    result, queries = run("multi_primary", state())[:2]
     assert result["changed"] and queries == ["SELECT group_replication_switch_to_multi_primary_mode()"]
 
 
@@ -53,13 +53,13 @@ def test_multi_to_single_primary_with_a_named_primary():
 
 
 def test_multi_to_single_primary_letting_the_group_elect():
-    result, queries, _ = run("single_primary", state(single_primary=False))
+    result, queries = run("single_primary", state(single_primary=False))[:2]
     assert result["changed"] and queries == ["SELECT group_replication_switch_to_single_primary_mode()"]
 
 
 @pytest.mark.parametrize("action,single", [("multi_primary", False), ("single_primary", True)])
 def test_already_in_the_requested_mode_changes_nothing(action, single):
-    result, queries, _ = run(action, state(single_primary=single))
+    result, queries = run(action, state(single_primary=single))[:2]
     assert not result["changed"] and queries == []
 
 
@@ -72,7 +72,7 @@ def test_a_switch_waits_until_the_group_applied_it_outside_check_mode(monkeypatc
         return applied, 1.5
 
     monkeypatch.setattr(gr_member, "wait_for", fake_wait)
-    result, _, _ = run("multi_primary", state(), check_mode=False)
+    result = run("multi_primary", state(), check_mode=False)[0]
     assert seen == [(False, True, "the group to apply multi_primary")]
     assert result["waited_seconds"] == 1.5
 
