@@ -440,7 +440,15 @@ def read_state(session):
     state["plugin_active"] = plugins.get("group_replication") == "ACTIVE"
     state["clone_plugin_active"] = plugins.get("clone") == "ACTIVE"
     state.update(member_state="OFFLINE", member_role="", group_name="", single_primary_mode=None,
-                 member_weight=None, view=[], stats=[], gtid_received="", recovery_user="")
+                 member_weight=None, view=[], stats=[], gtid_received="", recovery_user="", clone=None)
+    if state["clone_plugin_active"]:
+        # The last clone into this server (kept across the restart a clone ends with): how a joiner was provisioned.
+        rows = session.fetch("SELECT STATE, CAST(BEGIN_TIME AS CHAR) AS begin_time, CAST(END_TIME AS CHAR) AS end_time, "
+                             "SOURCE, ERROR_NO FROM performance_schema.clone_status")
+        if rows:
+            state["clone"] = {"state": rows[0]["STATE"], "begin_time": rows[0]["begin_time"],
+                              "end_time": rows[0]["end_time"], "source": rows[0]["SOURCE"],
+                              "error_no": rows[0]["ERROR_NO"]}
     if not state["plugin_active"]:
         return state
     variables = session.variables(GR_VARIABLES)

@@ -50,7 +50,9 @@ state:
     - Keys C(server_uuid), C(server_id), C(member_state) (ONLINE, RECOVERING, OFFLINE, ERROR, UNREACHABLE),
       C(member_role) (PRIMARY, SECONDARY or empty), C(group_name), C(gtid_executed), C(gtid_received),
       C(single_primary_mode), C(member_weight), C(view) (members this one sees), C(stats) (queues),
-      C(plugin_active), C(clone_plugin_active), C(offline_mode), C(super_read_only), C(recovery_user).
+      C(plugin_active), C(clone_plugin_active), C(offline_mode), C(super_read_only), C(recovery_user),
+      C(clone) (the last clone into this server from performance_schema.clone_status, with C(state),
+      C(begin_time), C(end_time), C(source), C(error_no); null when none ran).
   returned: always
   type: dict
 in_expected_group:

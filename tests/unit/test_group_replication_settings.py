@@ -96,3 +96,28 @@ def test_start_on_boot_only_once_the_member_is_in_the_group():
 
 def test_clone_plugin_is_loaded():
     assert "mysql_clone.so" in render()["plugin_load_add"]["value"]
+
+
+def test_percona_flavor_renders_the_same_settings_into_the_same_place():
+    # Production runs Percona Server 8.4 (flavor percona), the lab MySQL 9.7 (flavor mysql), through the same
+    # code: the option file must not differ, and the file and service the role writes and restarts are the
+    # flavor table's, which for Percona Server are where its Debian packages put them.
+    from ansible_collections.dbops.clusters.plugins.filter.mysql_flavor import mysql_flavor
+
+    percona = render(group_replication_flavor="percona", group_replication_flavor_info=mysql_flavor("percona"))
+    mysql = render(group_replication_flavor="mysql", group_replication_flavor_info=mysql_flavor("mysql"))
+    assert percona == mysql
+    assert "group_replication.so" in percona["plugin_load_add"]["value"]
+    info = mysql_flavor("percona", "Debian")
+    assert (info["config_dir"], info["service"], info["socket"]) == \
+        ("/etc/mysql/mysql.conf.d", "mysql", "/run/mysqld/mysqld.sock")
+    assert info["server_packages"] == ["percona-server-server", "percona-server-client"]
+
+
+def test_the_role_accepts_flavor_percona_and_defaults_to_it():
+    with open(DEFAULTS, encoding="utf-8") as handle:
+        assert yaml.safe_load(handle)["group_replication_flavor"] == "percona"
+    specs = os.path.join(os.path.dirname(TEMPLATE), "..", "meta", "argument_specs.yml")
+    with open(specs, encoding="utf-8") as handle:
+        options = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+    assert options["group_replication_flavor"]["choices"] == ["percona", "mysql"]
