@@ -227,9 +227,10 @@ def role_errors(inputs, prefix="percona_server_"):
         errors += privilege_errors(label, user.get("privileges"), family)
         if user.get("state", "present") != "absent" and not user.get("password"):
             errors.append("%s: has no password (no default password)" % label)
-    replication_user = inputs.get("replication_user")
-    if replication_user is not None:
-        errors += account_errors(prefix + "replication_user", replication_user, "%", family)
+    # The account replicas (percona_server) or joining members (group_replication) connect with.
+    for key in ("replication_user", "recovery_user"):
+        if inputs.get(key) is not None:
+            errors += account_errors(prefix + key, inputs[key], "%", family)
     return errors
 
 

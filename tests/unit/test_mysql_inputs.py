@@ -332,3 +332,10 @@ def test_a_cluster_role_gets_the_same_checks_under_its_own_prefix():
 
 def test_only_the_numbers_a_role_has_are_checked():
     assert inputs.role_errors({"family": "mysql", "users": [], "overrides": {}}, "group_replication_") == []
+
+
+def test_group_replication_names_its_recovery_account():
+    found = inputs.role_errors({"family": "mysql", "recovery_user": "r" * 40, "users": [
+        {"name": "app", "host": "%", "password": "pw", "privileges": {"app.*": "SELEKT"}}]}, "group_replication_")
+    assert any(s.startswith("group_replication_recovery_user: user name") for s in found), found
+    assert any("group_replication_users[0] (app@%): SELEKT on app.*" in s for s in found), found
