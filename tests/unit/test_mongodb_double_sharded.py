@@ -76,3 +76,23 @@ def test_balancer_commands_on_mongos_change_the_config_servers_state(sharded):
     mongos.admin.command("balancerStart")
     assert mongos.admin.command("balancerStatus")["mode"] == "full"
     assert [e["stopped"] for e in sharded["config"].events() if e["event"] == "balancer"] == [False, True, False]
+
+
+def test_fcv_set_through_mongos_reaches_every_shard_then_the_config_servers(sharded):
+    mongos = sharded["mongos"]
+    config = direct(sharded["config"].nodes[0])
+    shard = direct(sharded["shard"].nodes[0])
+
+    def fcv(client):
+        return client.admin.command("getParameter", 1, featureCompatibilityVersion=1)["featureCompatibilityVersion"]
+
+    assert fcv(config)["version"] == fcv(shard)["version"] == "8.0"
+    with pytest.raises(OperationFailure, match="confirm"):
+        mongos.admin.command("setFeatureCompatibilityVersion", "7.0")
+    assert fcv(shard)["version"] == "8.0"  # refused before any shard moved
+    with pytest.raises(OperationFailure, match="Invalid feature compatibility version"):
+        mongos.admin.command("setFeatureCompatibilityVersion", "6.0", confirm=True)
+    mongos.admin.command("setFeatureCompatibilityVersion", "7.0", confirm=True)
+    assert fcv(config)["version"] == fcv(shard)["version"] == "7.0"
+    mongos.admin.command("setFeatureCompatibilityVersion", "8.0", confirm=True)
+    assert fcv(config)["version"] == fcv(shard)["version"] == "8.0"

@@ -266,8 +266,13 @@ def test_upgrade_plan_refusals(current, target, fcv, message):
         plan.plan_upgrade(CFG, SHARD, [], current, target, fcv=fcv, raise_fcv=True)
 
 
-def test_upgrade_plan_to_the_running_release_is_empty():
-    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="7.0", raise_fcv=True) == []
+def test_upgrade_plan_to_the_running_release_raises_only_fcv_and_only_when_asked():
+    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="7.0", raise_fcv=False) == []
+    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="8.0", raise_fcv=True) == []
+    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="7.0", raise_fcv=True) == [
+        {"action": "fcv", "version": "8.0", "release": "8.0"}]
+    with pytest.raises(plan.PlanError, match="cannot be raised to 8.0 in one step"):
+        plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="6.0", raise_fcv=True)
 
 
 def layout(config_states, shard_states, routers):

@@ -983,6 +983,7 @@ class Commands:
              "balancerstart": "cluster_admin", "balancerstop": "cluster_admin", "balancerstatus": "cluster_read",
              "_mongosusers": "user_admin", "_configsvraddshard": "cluster_admin", "addshard": "cluster_admin",
              "listshards": "cluster_read",
+             "_configsvrsetfeaturecompatibilityversion": "cluster_admin",
              "createuser": "user_admin", "dropuser": "user_admin", "usersinfo": "user_admin",
              "insert": "write", "update": "write", "delete": "write",
              "find": "read", "count": "read", "aggregate": "read", "listcollections": "read",
@@ -1649,6 +1650,48 @@ class Commands:
             index = m.write("admin.system.version", "u", {"_id": FCV_DOC_ID, "version": version})
         return self.finish_write(dict(command, writeConcern={"w": "majority"}), index, {"ok": 1.0})
 
+    def cmd__configsvrsetfeaturecompatibilityversion(self, conn, command, version):
+        """setFeatureCompatibilityVersion run on mongos, as the config server primary carries it out: every
+        shard registered in config.shards first (each shard's primary, majority-acknowledged), then the config
+        server replica set; a shard that refuses stops it there
+        (https://www.mongodb.com/docs/manual/reference/command/setFeatureCompatibilityVersion/ : on a sharded
+        cluster the command runs on mongos)."""
+        m = self.member
+        if m.cluster_role != "configsvr":
+            raise CommandError(59, "CommandNotFound", "_configsvrSetFeatureCompatibilityVersion runs on a config server")
+        if command.get("confirm") is not True or version not in (m.binary_version, PREVIOUS_RELEASE[m.binary_version]):
+            return self.cmd_setfeaturecompatibilityversion(conn, command, version)  # refused there, before any shard
+        self.require_primary()
+        with m.lock:
+            shards = list(m.data.get("config.shards", {}).values())
+        for shard in shards:
+            set_name, _sep, hosts = shard["host"].partition("/")
+            primary = None
+            for host in hosts.split(","):
+                client = PeerClient(host, timeout=2.0)
+                try:
+                    primary = client.call({"hello": 1, "$db": "admin"}).get("primary")
+                except ConnectionError:
+                    continue
+                finally:
+                    client.close()
+                if primary:
+                    break
+            if not primary:
+                raise CommandError(133, "FailedToSatisfyReadPreference", "shard %s has no primary" % shard["_id"])
+            client = PeerClient(primary, timeout=2.0)
+            try:
+                answer = client.call(dict({"setFeatureCompatibilityVersion": version, "confirm": True,
+                                           "$db": "admin"}, **m.key_fields()), timeout=60.0)
+            except ConnectionError:
+                raise CommandError(6, "HostUnreachable", "cannot reach %s of shard %s" % (primary, shard["_id"]))
+            finally:
+                client.close()
+            if not answer.get("ok"):
+                raise CommandError(answer.get("code", 96), answer.get("codeName", "OperationFailed"),
+                                   "shard %s: %s" % (shard["_id"], answer.get("errmsg", "")))
+        return self.cmd_setfeaturecompatibilityversion(conn, dict(command, confirm=command.get("confirm")), version)
+
     # -- balancer (config server replica set) --------------------------------------------------------------
     def _balancer_set(self, command, stopped):
         m = self.member
@@ -1851,7 +1894,7 @@ class Router:
 class RouterCommands(Commands):
     ROUTED = {"hello", "ismaster", "ping", "buildinfo", "saslstart", "saslcontinue", "logout", "endsessions",
               "whatsmyuri", "getlog", "balancerstart", "balancerstop", "balancerstatus", "createuser",
-              "shutdown", "serverstatus", "addshard", "listshards"}
+              "shutdown", "serverstatus", "addshard", "listshards", "setfeaturecompatibilityversion"}
 
     def run(self, conn, command):
         name = next(iter(command))
@@ -1922,6 +1965,16 @@ class RouterCommands(Commands):
         server primary has it."""
         reply = self._forward_body({"find": "shards", "$db": "config"}, database="config")
         return {"shards": reply["cursor"]["firstBatch"], "ok": 1.0}
+
+    def cmd_setfeaturecompatibilityversion(self, conn, command, version):
+        """https://www.mongodb.com/docs/manual/reference/command/setFeatureCompatibilityVersion/ (on mongos
+        for a sharded cluster): carried out by the config server primary."""
+        if command.get("$db") != "admin":
+            raise CommandError(13, "Unauthorized", "setFeatureCompatibilityVersion may only be run against the "
+                               "admin database")
+        body = {"_configsvrSetFeatureCompatibilityVersion": version, "confirm": command.get("confirm")}
+        reply = self._forward_body(body)
+        return {"ok": reply.get("ok", 1.0)}
 
     def _forward_body(self, body, database="admin"):
         reply = self.member.config_primary_call(body, database=database)
