@@ -117,6 +117,11 @@ from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common impo
     connect)
 
 
+def short(err):
+    """The first sentence of a pymongo error (without its topology description)."""
+    return str(err).split(" (configured timeouts")[0].split(", Timeout:")[0]
+
+
 def release_of(version):
     return ".".join(str(version).split(".")[:2])
 
@@ -133,7 +138,7 @@ def read_replica_set(params, name, members, binaries, problems, max_lag):
                 fcv = client.admin.command("getParameter", 1, featureCompatibilityVersion=1)[
                     "featureCompatibilityVersion"]["version"]
         except (PyMongoError, MongoLoginError) as err:
-            problems.append("replica set %s: %s does not answer (%s)" % (name, host, err))
+            problems.append("replica set %s: %s does not answer (%s)" % (name, host, short(err)))
     if status is None:
         problems.append("replica set %s: no member answered" % name)
         return [], None
@@ -177,7 +182,7 @@ def main():
             client = connect(params, host=host)
             binaries[host] = client.admin.command("buildInfo")["version"]
         except (PyMongoError, MongoLoginError, OperationFailure) as err:
-            problems.append("mongos %s does not answer (%s)" % (host, err))
+            problems.append("mongos %s does not answer (%s)" % (host, short(err)))
     result = dict(changed=False, binaries=binaries, problems=problems)
     if len(set(v for v in fcvs.values() if v)) > 1:
         problems.append("the replica sets disagree on featureCompatibilityVersion: %s"
