@@ -39,6 +39,7 @@ attributes:
     description: Reports whether the shard would be added.
   diff_mode:
     support: none
+    description: Nothing is written that a diff could show.
 requirements:
   - pymongo
 author:

@@ -61,6 +61,7 @@ attributes:
     description: Reads only, in check mode as well.
   diff_mode:
     support: none
+    description: Nothing is written that a diff could show.
 requirements:
   - pymongo
 author:
@@ -119,7 +120,7 @@ from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common impo
 
 def short(err):
     """The first sentence of a pymongo error (without its topology description)."""
-    return str(err).split(" (configured timeouts")[0].split(", Timeout:")[0]
+    return str(err).split(" (configured timeouts", maxsplit=1)[0].split(", Timeout:", maxsplit=1)[0]
 
 
 def release_of(version):

@@ -379,13 +379,16 @@ def test_shard_and_upgrade_plan_modules_on_a_sharded_cluster(tmp_path):
         primary = primary_node(shard).host
         flat = [(s["action"], s.get("host")) for s in result["steps"]]
         secondaries = sorted(h for h in members if h != primary)
-        assert flat == ([("balancer_stop", None), ("stepdown", config.nodes[0].host), ("upgrade", config.nodes[0].host)]
-                        + [("upgrade", h) for h in secondaries] + [("stepdown", primary), ("upgrade", primary),
-                                                                  ("upgrade", router.host), ("balancer_start", None)])
+        expected = [("balancer_stop", None), ("stepdown", config.nodes[0].host), ("upgrade", config.nodes[0].host)]
+        expected += [("upgrade", h) for h in secondaries]
+        expected += [("stepdown", primary), ("upgrade", primary), ("upgrade", router.host), ("balancer_start", None)]
+        assert flat == expected
         assert not [s for s in result["steps"] if s["action"] == "fcv"]
         assert [s["action"] for s in run_module("mongodb_upgrade_plan", tmp_path, raise_fcv=True, **args)["steps"]
                 ][-1] == "fcv"
-        downgrade = run_module("mongodb_upgrade_plan", tmp_path, **dict(args, target="6.0"))
+        downgrade_args = dict(args)
+        downgrade_args["target"] = "6.0"
+        downgrade = run_module("mongodb_upgrade_plan", tmp_path, **downgrade_args)
         assert downgrade["failed"] and "downgrade" in downgrade["msg"]
         victim = [n for n in shard.nodes if n.host == secondaries[0]][0]
         victim.kill()

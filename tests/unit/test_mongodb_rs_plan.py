@@ -318,8 +318,8 @@ def test_upgrade_order_invariants_on_many_layouts(cfg_states, shard_states, rout
 
 @pytest.mark.parametrize("cfg_states, shard_states, routers", LAYOUTS)
 @pytest.mark.parametrize("raise_fcv", [False, True])
-def test_upgrade_plan_on_many_layouts_keeps_every_binary_on_an_fcv_it_supports(cfg_states, shard_states, routers,
-                                                                            raise_fcv):
+def test_upgrade_plan_on_many_layouts_keeps_every_binary_on_an_fcv_it_supports(
+        cfg_states, shard_states, routers, raise_fcv):
     cfg, shards, router_names = layout(cfg_states, shard_states, routers)
     steps = plan.plan_upgrade(cfg, shards, router_names, "6.0", "8.0", fcv="6.0", raise_fcv=raise_fcv)
     fcv = "6.0"
