@@ -78,9 +78,9 @@ def test_the_shard_is_registered_and_the_balancer_is_on(lab_ips):
 
 def test_first_run_stopped_on_the_killed_primary_with_the_reason_and_the_balancer_restored(lab_hosts):
     times = drill_times()
-    log = drill_text("upgrade1.log")
+    log = " ".join(drill_text("upgrade1.log").split())  # the callback wraps long messages
     killed_name, killed_address = drill_text("killed.txt").split()
-    assert "rc=0" not in log and "rc=" in log, log[-2000:]
+    assert log.endswith("rc=2"), log[-2000:]  # ansible-playbook's exit for a failed host
     assert "The rolling upgrade to 8.0 stopped at" in log, log[-3000:]
     assert "not healthy" in log and killed_address in log, log[-3000:]
     assert "The balancer is full again" in log, log[-3000:]
@@ -102,7 +102,9 @@ def test_upgrade_order_with_the_balancer_off(lab_hosts):
     assert set(first_8) == set(CONFIG + SHARD + ROUTERS), first_8
     assert max(first_8[n] for n in CONFIG) < min(first_8[n] for n in SHARD), first_8
     assert max(first_8[n] for n in SHARD) < first_8["q1"], first_8
-    # Each set: every member was a non-primary when it was stopped for the upgrade; the last one stepped down.
+    # Each set: every member was a non-primary when it was stopped for the upgrade. The config servers were
+    # upgraded in one run: their last member stepped down just before. (In the shard, the primary elected
+    # after the kill may be the member already on 8.0, which then keeps its role: nothing to check there.)
     for members in (CONFIG, SHARD):
         order = sorted(members, key=lambda n: first_8[n])
         for name in members:
@@ -111,10 +113,10 @@ def test_upgrade_order_with_the_balancer_off(lab_hosts):
             assert stops, (name, own[-5:])
             states = [e for e in own if e["event"] == "state" and e["time"] < stops[-1]["time"]]
             assert states and states[-1]["new"] != "PRIMARY", (name, states[-3:])
-        last = order[-1]
-        previous = first_8[order[-2]]
-        assert any(e["node"] == last and e["event"] == "stepdown" and previous < e["time"] < first_8[last]
-                   for e in events), (last, order)
+        if members == CONFIG:
+            last, previous = order[-1], first_8[order[-2]]
+            assert any(e["node"] == last and e["event"] == "stepdown" and previous < e["time"] < first_8[last]
+                       for e in events), (last, order)
     # The balancer was off at every upgrade restart (as c1 applied the changes), and on after run 2.
     balancer = [(e["time"], e["stopped"]) for e in events if e["event"] == "balancer" and e["node"] == "c1"]
     for name, started in first_8.items():
