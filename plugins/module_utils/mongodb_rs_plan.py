@@ -395,7 +395,14 @@ def plan_upgrade(config_servers, shards, routers, current, target, fcv, raise_fc
     decides when the cluster leaves the point where a binary downgrade is still simple).
     """
     path = upgrade_path(current, target)
-    if path and fcv != current:
+    if not path:
+        # The binaries are there already: only FCV may be left to raise, when the user asks.
+        if not raise_fcv or fcv == target:
+            return []
+        if not fcv_allows_binary(fcv, target):
+            raise PlanError("featureCompatibilityVersion %s cannot be raised to %s in one step" % (fcv, target))
+        return [{"action": "fcv", "version": target, "release": target}]
+    if fcv != current:
         raise PlanError("featureCompatibilityVersion is %s but the binaries run %s: set it to %s before upgrading "
                         "(the %s binaries need FCV %s)" % (fcv, current, current, path[0], current))
     steps = []

@@ -19,6 +19,10 @@ description:
     one before) and fails naming the member that cannot; a member left on an older binary would otherwise
     stop when the new FCV replicates to it.
   - Moving FCV is the user's decision; rolling upgrades leave it where it is.
+  - Connected to a mongos (a sharded cluster, where the manual says to run the command), the module cannot
+    read FCV; with I(version) it runs C(setFeatureCompatibilityVersion) there (the config server primary sets
+    every shard, then the config servers), reports C(changed) and C(before) null, and checks no binaries.
+    Read each replica set's FCV (and check its binaries) with the module on a member of that set.
 options:
   version:
     description: The FCV wanted (for example C(8.0)). Omit to read it only.
@@ -60,6 +64,10 @@ fcv:
   description: FCV after the run (the planned one in check mode).
   returned: always
   type: str
+router:
+  description: Whether the module ran against a mongos.
+  returned: when connected to a mongos
+  type: bool
 binaries:
   description: Server version of each member, when checked.
   returned: when version differs and check_binaries
@@ -89,6 +97,15 @@ def main():
         module.fail_json(msg="version must be one of %s, got %r" % (", ".join(plan.RELEASES), target))
     result = dict(changed=False)
     try:
+        router = connect(params)
+        if router.admin.command("hello").get("msg") == "isdbgrid":
+            result.update(before=None, fcv=None, router=True)
+            if target is None:
+                module.exit_json(**result)
+            result.update(changed=True, fcv=target)
+            if not module.check_mode:
+                router.admin.command("setFeatureCompatibilityVersion", target, confirm=True)
+            module.exit_json(**result)
         primary, client = find_primary(params, timeout=params["connect_timeout"])
         if not primary:
             module.fail_json(msg="no primary is known to %s:%s" % (params["login_host"], params["login_port"]))

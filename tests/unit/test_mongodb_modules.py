@@ -337,3 +337,63 @@ def test_gate_after_a_restart_waits_until_the_member_caught_up(five, tmp_path):
     assert gate["ok"], gate
     assert client(member).test.restart.with_options(
         read_preference=pymongo.ReadPreference.SECONDARY_PREFERRED).count_documents({}) == 50
+
+
+def test_shard_and_upgrade_plan_modules_on_a_sharded_cluster(tmp_path):
+    """mongodb_shard adds a shardsvr set once (check mode predicts it); mongodb_upgrade_plan reads every
+    member and router, plans config servers, the shard and the router in order, and refuses an unhealthy
+    cluster naming the member."""
+    config = Cluster(tmp_path / "cfg", size=1, set_name="cfg", binary_version="7.0", cluster_role="configsvr")
+    shard = Cluster(tmp_path / "sh", size=3, set_name="shard1", binary_version="7.0", cluster_role="shardsvr")
+    clusters = [config, shard]
+    try:
+        config.start()
+        shard.start()
+        pymongo.MongoClient(config.nodes[0].host, directConnection=True).admin.command(
+            "replSetInitiate", dict(config.config(), configsvr=True))
+        pymongo.MongoClient(shard.nodes[0].host, directConnection=True).admin.command(
+            "replSetInitiate", shard.config())
+        for item in clusters:
+            first = primary_node(item, auth=False)
+            pymongo.MongoClient(first.host, directConnection=True).admin.command(
+                "createUser", "root", pwd=PASSWORD, roles=["root"])
+        wait_until(lambda: all(m["stateStr"] in ("PRIMARY", "SECONDARY") for m in client(primary_node(shard)).admin.command(
+            "replSetGetStatus")["members"]), timeout=20, what="the shard's members")
+        router = config.add_node(binary_version="7.0")
+        router.start_router("cfg/%s" % config.nodes[0].host)
+        mongos = dict(login_host="127.0.0.1", login_port=router.port, login_user="root", login_password=PASSWORD)
+        members = [n.host for n in shard.nodes]
+        planned = run_module("mongodb_shard", tmp_path, check=True, set_name="shard1", members=members, **mongos)
+        assert planned.get("changed") and planned["decision"] == "add" and planned["shards"] == [], planned
+        added = run_module("mongodb_shard", tmp_path, set_name="shard1", members=members, **mongos)
+        assert added["changed"] and [s["_id"] for s in added["shards"]] == ["shard1"], added
+        again = run_module("mongodb_shard", tmp_path, set_name="shard1", members=members, **mongos)
+        assert not again["changed"] and again["decision"] == "none"
+        renamed = run_module("mongodb_shard", tmp_path, name="other", set_name="shard1", members=members, **mongos)
+        assert renamed["failed"] and "already shard shard1" in renamed["msg"]
+
+        args = dict(config_servers=[config.nodes[0].host], shards=[{"name": "shard1", "members": members}],
+                    routers=[router.host], target="8.0", login_user="root", login_password=PASSWORD)
+        result = run_module("mongodb_upgrade_plan", tmp_path, **args)
+        assert result.get("current") == "7.0" and result["path"] == ["8.0"] and result["fcv"] == "7.0", result
+        primary = primary_node(shard).host
+        flat = [(s["action"], s.get("host")) for s in result["steps"]]
+        secondaries = sorted(h for h in members if h != primary)
+        expected = [("balancer_stop", None), ("stepdown", config.nodes[0].host), ("upgrade", config.nodes[0].host)]
+        expected += [("upgrade", h) for h in secondaries]
+        expected += [("stepdown", primary), ("upgrade", primary), ("upgrade", router.host), ("balancer_start", None)]
+        assert flat == expected
+        assert not [s for s in result["steps"] if s["action"] == "fcv"]
+        assert [s["action"] for s in run_module("mongodb_upgrade_plan", tmp_path, raise_fcv=True, **args)["steps"]
+                ][-1] == "fcv"
+        downgrade_args = dict(args)
+        downgrade_args["target"] = "6.0"
+        downgrade = run_module("mongodb_upgrade_plan", tmp_path, **downgrade_args)
+        assert downgrade["failed"] and "downgrade" in downgrade["msg"]
+        victim = [n for n in shard.nodes if n.host == secondaries[0]][0]
+        victim.kill()
+        refused = run_module("mongodb_upgrade_plan", tmp_path, **args)
+        assert refused["failed"] and "not ready" in refused["msg"] and victim.host in refused["msg"], refused
+    finally:
+        for item in clusters:
+            item.stop()

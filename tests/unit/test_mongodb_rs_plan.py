@@ -266,5 +266,83 @@ def test_upgrade_plan_refusals(current, target, fcv, message):
         plan.plan_upgrade(CFG, SHARD, [], current, target, fcv=fcv, raise_fcv=True)
 
 
-def test_upgrade_plan_to_the_running_release_is_empty():
-    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="7.0", raise_fcv=True) == []
+def test_upgrade_plan_to_the_running_release_raises_only_fcv_and_only_when_asked():
+    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="7.0", raise_fcv=False) == []
+    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="8.0", raise_fcv=True) == []
+    assert plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="7.0", raise_fcv=True) == [
+        {"action": "fcv", "version": "8.0", "release": "8.0"}]
+    with pytest.raises(plan.PlanError, match="cannot be raised to 8.0 in one step"):
+        plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="6.0", raise_fcv=True)
+
+
+def layout(config_states, shard_states, routers):
+    """replSetGetStatus-like members: config_states a string of P/S/A/H (primary, secondary, arbiter, hidden
+    secondary), shard_states {name: string}."""
+    names = {"P": "PRIMARY", "S": "SECONDARY", "A": "ARBITER", "H": "SECONDARY"}
+    cfg = [{"name": "cfg%d:27019" % i, "stateStr": names[c]} for i, c in enumerate(config_states)]
+    shards = dict((shard, [{"name": "%s-%d:27018" % (shard, i), "stateStr": names[c]} for i, c in enumerate(states)])
+                  for shard, states in shard_states.items())
+    return cfg, shards, ["mongos%d:27017" % i for i in range(routers)]
+
+
+LAYOUTS = [
+    ("P", {"sh1": "P"}, 1),                                   # one-member sets
+    ("PSS", {"sh1": "SPS"}, 1),                               # the lab's shape
+    ("SSP", {"sh1": "SSSSP", "sh2": "PSA"}, 2),               # five members, an arbiter
+    ("SPSSS", {"a": "SP", "b": "PSS", "c": "SSPHH"}, 3),      # three shards, hidden members
+    ("PSSSSSS", {"z": "SSSSSSP", "y": "P"}, 0),               # seven voters, no router
+]
+
+
+@pytest.mark.parametrize("cfg_states, shard_states, routers", LAYOUTS)
+def test_upgrade_order_invariants_on_many_layouts(cfg_states, shard_states, routers):
+    cfg, shards, router_names = layout(cfg_states, shard_states, routers)
+    steps = plan.upgrade_order(cfg, shards, router_names)
+    flat = [(s["action"], s.get("replica_set"), s.get("host")) for s in steps]
+    assert flat[0] == ("balancer_stop", None, None) and flat[-1] == ("balancer_start", None, None)
+    upgrades = [(rs, host) for action, rs, host in flat if action == "upgrade"]
+    # Every member and router exactly once.
+    expected = ([("config", m["name"]) for m in cfg] + [(name, m["name"]) for name in shards for m in shards[name]]
+                + [(None, r) for r in router_names])
+    assert sorted(upgrades, key=str) == sorted(expected, key=str)
+    # Config servers first, then each shard as a block in name order, then the routers.
+    blocks = [rs for rs, _host in upgrades]
+    assert blocks == ["config"] * len(cfg) + sum(([n] * len(shards[n]) for n in sorted(shards)), []) + [None] * routers
+    # In each set the primary is upgraded last, right after its own step-down, and only it steps down.
+    for name, members in [("config", cfg)] + list(shards.items()):
+        primary = [m["name"] for m in members if m["stateStr"] == "PRIMARY"][0]
+        mine = [(action, host) for action, rs, host in flat if rs == name]
+        assert mine[-2:] == [("stepdown", primary), ("upgrade", primary)]
+        assert [a for a, _h in mine].count("stepdown") == 1
+
+
+@pytest.mark.parametrize("cfg_states, shard_states, routers", LAYOUTS)
+@pytest.mark.parametrize("raise_fcv", [False, True])
+def test_upgrade_plan_on_many_layouts_keeps_every_binary_on_an_fcv_it_supports(
+        cfg_states, shard_states, routers, raise_fcv):
+    cfg, shards, router_names = layout(cfg_states, shard_states, routers)
+    steps = plan.plan_upgrade(cfg, shards, router_names, "6.0", "8.0", fcv="6.0", raise_fcv=raise_fcv)
+    fcv = "6.0"
+    per_release = {}
+    for step in steps:
+        if step["action"] == "fcv":
+            fcv = step["version"]
+            continue
+        if step["action"] == "upgrade":
+            assert plan.fcv_allows_binary(fcv, step["release"]), step
+            per_release.setdefault(step["release"], []).append(step["host"])
+    members = len(cfg) + sum(len(m) for m in shards.values()) + routers
+    assert sorted(per_release) == ["7.0", "8.0"] and all(len(h) == members for h in per_release.values())
+    assert fcv == ("8.0" if raise_fcv else "7.0")
+    # Balancer off before every upgrade of a release and on again at its end.
+    for release in ("7.0", "8.0"):
+        mine = [s["action"] for s in steps if s["release"] == release and s["action"] != "fcv"]
+        assert mine[0] == "balancer_stop" and mine[-1] == "balancer_start"
+
+
+@pytest.mark.parametrize("cfg_states, shard_states", [("PP", {"sh1": "PS"}), ("SS", {"sh1": "PS"}),
+                                                      ("PS", {"sh1": "SS"})])
+def test_upgrade_order_refuses_a_set_without_exactly_one_primary(cfg_states, shard_states):
+    cfg, shards, routers = layout(cfg_states, shard_states, 1)
+    with pytest.raises(plan.PlanError, match="exactly one PRIMARY"):
+        plan.upgrade_order(cfg, shards, routers)

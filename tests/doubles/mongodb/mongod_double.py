@@ -981,12 +981,14 @@ class Commands:
              "_configsvrbalancerstart": "cluster_admin", "_configsvrbalancerstop": "cluster_admin",
              "_configsvrbalancerstatus": "cluster_read", "shutdown": "shutdown",
              "balancerstart": "cluster_admin", "balancerstop": "cluster_admin", "balancerstatus": "cluster_read",
-             "_mongosusers": "user_admin",
+             "_mongosusers": "user_admin", "_configsvraddshard": "cluster_admin", "addshard": "cluster_admin",
+             "listshards": "cluster_read",
+             "_configsvrsetfeaturecompatibilityversion": "cluster_admin",
              "createuser": "user_admin", "dropuser": "user_admin", "usersinfo": "user_admin",
              "insert": "write", "update": "write", "delete": "write",
              "find": "read", "count": "read", "aggregate": "read", "listcollections": "read",
              "listdatabases": "read"}
-    INTERNAL = {"replsetheartbeat", "replsetrequestvotes", "_replpull", "replsetstepup"}
+    INTERNAL = {"replsetheartbeat", "replsetrequestvotes", "_replpull", "replsetstepup", "_shardsvraddshard"}
 
     def __init__(self, member):
         self.member = member
@@ -1648,6 +1650,48 @@ class Commands:
             index = m.write("admin.system.version", "u", {"_id": FCV_DOC_ID, "version": version})
         return self.finish_write(dict(command, writeConcern={"w": "majority"}), index, {"ok": 1.0})
 
+    def cmd__configsvrsetfeaturecompatibilityversion(self, conn, command, version):
+        """setFeatureCompatibilityVersion run on mongos, as the config server primary carries it out: every
+        shard registered in config.shards first (each shard's primary, majority-acknowledged), then the config
+        server replica set; a shard that refuses stops it there
+        (https://www.mongodb.com/docs/manual/reference/command/setFeatureCompatibilityVersion/ : on a sharded
+        cluster the command runs on mongos)."""
+        m = self.member
+        if m.cluster_role != "configsvr":
+            raise CommandError(59, "CommandNotFound", "_configsvrSetFeatureCompatibilityVersion runs on a config server")
+        if command.get("confirm") is not True or version not in (m.binary_version, PREVIOUS_RELEASE[m.binary_version]):
+            return self.cmd_setfeaturecompatibilityversion(conn, command, version)  # refused there, before any shard
+        self.require_primary()
+        with m.lock:
+            shards = list(m.data.get("config.shards", {}).values())
+        for shard in shards:
+            set_name, _sep, hosts = shard["host"].partition("/")
+            primary = None
+            for host in hosts.split(","):
+                client = PeerClient(host, timeout=2.0)
+                try:
+                    primary = client.call({"hello": 1, "$db": "admin"}).get("primary")
+                except ConnectionError:
+                    continue
+                finally:
+                    client.close()
+                if primary:
+                    break
+            if not primary:
+                raise CommandError(133, "FailedToSatisfyReadPreference", "shard %s has no primary" % shard["_id"])
+            client = PeerClient(primary, timeout=2.0)
+            try:
+                answer = client.call(dict({"setFeatureCompatibilityVersion": version, "confirm": True,
+                                           "$db": "admin"}, **m.key_fields()), timeout=60.0)
+            except ConnectionError:
+                raise CommandError(6, "HostUnreachable", "cannot reach %s of shard %s" % (primary, shard["_id"]))
+            finally:
+                client.close()
+            if not answer.get("ok"):
+                raise CommandError(answer.get("code", 96), answer.get("codeName", "OperationFailed"),
+                                   "shard %s: %s" % (shard["_id"], answer.get("errmsg", "")))
+        return self.cmd_setfeaturecompatibilityversion(conn, dict(command, confirm=command.get("confirm")), version)
+
     # -- balancer (config server replica set) --------------------------------------------------------------
     def _balancer_set(self, command, stopped):
         m = self.member
@@ -1683,6 +1727,88 @@ class Commands:
             raise CommandError(59, "CommandNotFound", "users for mongos are kept on config servers")
         with self.member.lock:
             return {"users": list(self.member.users().values()), "ok": 1.0}
+
+    # -- shards ---------------------------------------------------------------------------------------------
+    def cmd__configsvraddshard(self, conn, command, seed):
+        """addShard as mongos forwards it to the config server primary
+        (https://www.mongodb.com/docs/manual/reference/command/addShard/): the seed "set/host:port,..." must
+        name a replica set (its setName must match), whose primary must run with clusterRole shardsvr
+        (https://www.mongodb.com/docs/manual/reference/configuration-options/#mongodb-setting-sharding.clusterRole);
+        the shard's name defaults to the set's name; the shard is recorded in config.shards with the set's
+        hosts. Adding a shard already added with the same name and set answers ok without a change; a name
+        taken by another set is refused."""
+        m = self.member
+        if m.cluster_role != "configsvr":
+            raise CommandError(59, "CommandNotFound", "_configsvrAddShard runs on a config server")
+        self.require_primary()
+        set_name, _sep, hosts = str(seed).partition("/")
+        seeds = [h for h in hosts.split(",") if h]
+        if not set_name or not seeds:
+            raise CommandError(9, "FailedToParse", "addShard needs a replica set seed list 'set/host:port,...'")
+        name = command.get("name") or set_name
+        with m.lock:
+            existing = m.data.get("config.shards", {})
+            for shard in existing.values():
+                if shard["host"].partition("/")[0] == set_name:
+                    if shard["_id"] != name:
+                        raise CommandError(96, "OperationFailed", "replica set %s is already shard %s"
+                                           % (set_name, shard["_id"]))
+                    return {"shardAdded": name, "ok": 1.0}
+            if name in existing:
+                raise CommandError(96, "OperationFailed", "a shard named %s already exists" % name)
+        primary, seen = None, None
+        for host in seeds:
+            client = PeerClient(host, timeout=2.0)
+            try:
+                seen = client.call({"hello": 1, "$db": "admin"})
+            except ConnectionError:
+                continue
+            finally:
+                client.close()
+            if seen.get("setName") != set_name:
+                raise CommandError(96, "OperationFailed", "in seed list %s, host %s does not belong to replica set %s"
+                                   % (seed, host, set_name))
+            primary = seen.get("primary")
+            if primary:
+                break
+        if not primary:
+            raise CommandError(133, "FailedToSatisfyReadPreference", "no primary found for replica set %s" % set_name)
+        client = PeerClient(primary, timeout=2.0)
+        try:
+            answer = client.call(dict({"_shardsvrAddShard": name, "configsvrConnectionString": "%s/%s" % (
+                m.set_name, ",".join(x["host"] for x in m.members())), "$db": "admin"}, **m.key_fields()),
+                timeout=30.0)
+        except ConnectionError:
+            raise CommandError(6, "HostUnreachable", "cannot reach %s" % primary)
+        finally:
+            client.close()
+        if not answer.get("ok"):
+            raise CommandError(answer.get("code", 96), answer.get("codeName", "OperationFailed"),
+                               "%s: %s" % (primary, answer.get("errmsg", "")))
+        with m.lock:
+            self.require_primary()
+            index = m.write("config.shards", "i", {"_id": name, "host": "%s/%s" % (set_name, ",".join(seen["hosts"])),
+                                                   "state": 1})
+        m.event("shard_added", shard=name, host="%s/%s" % (set_name, ",".join(seen["hosts"])))
+        return self.finish_write(command, index, {"shardAdded": name, "ok": 1.0})
+
+    def cmd__shardsvraddshard(self, conn, command, name):
+        """The config server's call to the shard's primary: refused unless this member runs with clusterRole
+        shardsvr; records the shard identity document in admin.system.version
+        (https://www.mongodb.com/docs/manual/reference/command/addShard/)."""
+        m = self.member
+        if m.cluster_role != "shardsvr":
+            raise CommandError(96, "OperationFailed", "Cannot add %s as a shard since it was not started with "
+                               "sharding.clusterRole shardsvr" % m.set_name)
+        with m.lock:
+            self.require_primary()
+            known = m.data.get("admin.system.version", {}).get("shardIdentity")
+            if known and known["shardName"] != name:
+                raise CommandError(96, "OperationFailed", "this replica set is already shard %s" % known["shardName"])
+            index = m.write("admin.system.version", "u", {"_id": "shardIdentity", "shardName": name,
+                                                          "configsvrConnectionString":
+                                                          command.get("configsvrConnectionString")})
+        return self.finish_write(command, index, {"ok": 1.0})
 
     # -- shutdown ------------------------------------------------------------------------------------------
     def cmd_shutdown(self, conn, command, arg):
@@ -1736,9 +1862,9 @@ class Router:
         self.event("shutdown", how=how)
         os._exit(0)
 
-    def config_primary_call(self, command):
+    def config_primary_call(self, command, database="admin"):
         request = dict(command, **self.key_fields())
-        request["$db"] = "admin"
+        request["$db"] = database
         for host in self.config_hosts:
             client = PeerClient(host, timeout=2.0)
             try:
@@ -1768,7 +1894,7 @@ class Router:
 class RouterCommands(Commands):
     ROUTED = {"hello", "ismaster", "ping", "buildinfo", "saslstart", "saslcontinue", "logout", "endsessions",
               "whatsmyuri", "getlog", "balancerstart", "balancerstop", "balancerstatus", "createuser",
-              "shutdown", "serverstatus"}
+              "shutdown", "serverstatus", "addshard", "listshards", "setfeaturecompatibilityversion"}
 
     def run(self, conn, command):
         name = next(iter(command))
@@ -1824,6 +1950,37 @@ class RouterCommands(Commands):
     def cmd_balancerstatus(self, conn, command, arg):
         """https://www.mongodb.com/docs/manual/reference/command/balancerStatus/"""
         return self._forward(command, "_configsvrBalancerStatus")
+
+    def cmd_addshard(self, conn, command, seed):
+        """https://www.mongodb.com/docs/manual/reference/command/addShard/ (runs on mongos, against admin)."""
+        if command.get("$db") != "admin":
+            raise CommandError(13, "Unauthorized", "addShard may only be run against the admin database")
+        body = {"_configsvrAddShard": seed}
+        if command.get("name"):
+            body["name"] = command["name"]
+        return self._forward_body(body)
+
+    def cmd_listshards(self, conn, command, arg):
+        """https://www.mongodb.com/docs/manual/reference/command/listShards/: config.shards as the config
+        server primary has it."""
+        reply = self._forward_body({"find": "shards", "$db": "config"}, database="config")
+        return {"shards": reply["cursor"]["firstBatch"], "ok": 1.0}
+
+    def cmd_setfeaturecompatibilityversion(self, conn, command, version):
+        """https://www.mongodb.com/docs/manual/reference/command/setFeatureCompatibilityVersion/ (on mongos
+        for a sharded cluster): carried out by the config server primary."""
+        if command.get("$db") != "admin":
+            raise CommandError(13, "Unauthorized", "setFeatureCompatibilityVersion may only be run against the "
+                               "admin database")
+        body = {"_configsvrSetFeatureCompatibilityVersion": version, "confirm": command.get("confirm")}
+        reply = self._forward_body(body)
+        return {"ok": reply.get("ok", 1.0)}
+
+    def _forward_body(self, body, database="admin"):
+        reply = self.member.config_primary_call(body, database=database)
+        if not reply.get("ok"):
+            raise CommandError(reply.get("code", 8), reply.get("codeName", "UnknownError"), reply.get("errmsg", ""))
+        return reply
 
     def cmd_createuser(self, conn, command, name):
         """Users created through mongos are stored on the config servers."""
