@@ -43,6 +43,7 @@ REDO_DEFAULT_MAX = 8 * GIB     # seeds 6a: 8 GB sufficed for tpcc on a 64 GB poo
 REDO_CEILING = 128 * GIB       # innodb_redo_log_capacity maximum in MySQL 8.0
 PER_CONNECTION = 4 * MIB       # per-connection budget: thread stack, net, sort/join/read buffers
 MAX_CONNECTIONS_CAP = 10000
+TEMPTABLE_SHARE = 16           # TempTable's RAM at most 1/16 of the declared memory (128M of 2 GiB)
 
 MIN_VERSION = {"mysql": (5, 7, 9), "mariadb": (10, 6, 0)}
 DISK_TYPES = ("hdd", "ssd", "nvme")
@@ -65,7 +66,7 @@ _ALWAYS_DYNAMIC = frozenset((
     "innodb_flush_neighbors", "innodb_thread_concurrency", "innodb_flush_log_at_trx_commit", "sync_binlog",
     "max_connections", "table_open_cache", "table_definition_cache", "thread_cache_size", "binlog_format",
     "max_allowed_packet", "sort_buffer_size", "lock_wait_timeout", "group_concat_max_len", "key_buffer_size",
-    "innodb_max_undo_log_size",
+    "innodb_max_undo_log_size", "temptable_max_ram",
 ))
 # Dynamic on MariaDB (10.5+ thread pool rework) but read-only on MySQL.
 _MARIADB_DYNAMIC = frozenset(("innodb_read_io_threads", "innodb_write_io_threads", "innodb_purge_threads"))
@@ -73,7 +74,7 @@ _MARIADB_DYNAMIC = frozenset(("innodb_read_io_threads", "innodb_write_io_threads
 # How an override's value is read and written: size -> "512M", int -> "200", bool -> ON/OFF, or an enum.
 _SIZE_VARS = frozenset((
     "innodb_buffer_pool_size", "innodb_redo_log_capacity", "innodb_log_file_size", "max_allowed_packet",
-    "sort_buffer_size", "key_buffer_size", "innodb_max_undo_log_size",
+    "sort_buffer_size", "key_buffer_size", "innodb_max_undo_log_size", "temptable_max_ram",
 ))
 _INT_VARS = {   # name: (minimum, maximum)
     "innodb_buffer_pool_instances": (1, 64), "innodb_log_files_in_group": (2, 100),
@@ -752,6 +753,26 @@ def _pinned_defaults(plan):
              "small, the costly waits instruments stay off by default")
 
 
+def _temptable(plan):
+    """temptable_max_ram from the declared memory (MySQL 8.0+): the server's own default follows the machine."""
+    if plan.family != "mysql":
+        plan.skip("temptable_max_ram", "MySQL-only; MariaDB's in-memory temporary tables are bounded per table "
+                                       "by tmp_memory_table_size")
+        return
+    if plan.version < (8, 0, 0):
+        plan.skip("temptable_max_ram", "the TempTable engine exists from MySQL 8.0")
+        return
+    memory = plan.inputs["memory_mb"] * MIB
+    server_rule = min(4 * GIB, max(GIB, memory * 3 // 100 // MIB * MIB))
+    share = memory // TEMPTABLE_SHARE // MIB * MIB
+    size = min(server_rule, share)
+    plan.add("temptable_max_ram", format_size(size), size,
+             "1/%d of %s RAM = %s, at most MySQL 8.4's own rule for that memory (3%%, within 1G-4G) = %s: the "
+             "server's default (1G in 8.0, 3%% of the machine's RAM within 1G-4G from 8.4) ignores a container's "
+             "limit, and 1G of TempTable beside a 1G buffer pool got mysqld OOM-killed at 2 GiB (sysbench prewarm's "
+             "8 parallel derived tables)" % (TEMPTABLE_SHARE, _mib(memory), _mib(share), _mib(server_rule)))
+
+
 def recommend(facts, overrides=None):
     """Derive the [mysqld] settings for `facts` (see normalize_facts); `overrides` {name: value} win."""
     inputs = normalize_facts(facts)
@@ -771,6 +792,7 @@ def recommend(facts, overrides=None):
     _threads(plan, instances)
     _connections(plan, pool)
     _pinned_defaults(plan)
+    _temptable(plan)
     plan.add_remaining_overrides()
     return {"settings": plan.settings, "inputs": inputs, "warnings": plan.warnings, "omitted": plan.omitted}
 

@@ -20,11 +20,11 @@ VERIFIED_MYSQL97 = {
     "innodb_write_io_threads", "innodb_purge_threads", "innodb_page_cleaners", "max_connections",
     "thread_cache_size", "table_open_cache", "table_definition_cache", "table_open_cache_instances",
     "max_allowed_packet", "sort_buffer_size", "lock_wait_timeout", "group_concat_max_len",
-    "key_buffer_size", "innodb_max_undo_log_size", "performance_schema",
+    "key_buffer_size", "innodb_max_undo_log_size", "performance_schema", "temptable_max_ram",
 }
 VERIFIED_MARIADB118 = (VERIFIED_MYSQL97 - {
     "innodb_buffer_pool_instances", "innodb_redo_log_capacity", "innodb_flush_method", "innodb_thread_concurrency",
-    "innodb_page_cleaners"}) | {"innodb_log_file_size", "binlog_format"}
+    "innodb_page_cleaners", "temptable_max_ram"}) | {"innodb_log_file_size", "binlog_format"}
 
 
 def facts(base, **changes):
@@ -528,6 +528,32 @@ def test_pinned_defaults_on_both_flavors():
         assert result["thread_cache_size"]["value"] == "16"
 
 
+@pytest.mark.parametrize("memory_mb, expected", [
+    (768, "48M"), (1024, "64M"), (2048, "128M"), (16384, "1G"), (65536, "1966M"), (262144, "4G")])
+def test_temptable_ram_follows_the_declared_memory(memory_mb, expected):
+    # The server's own default follows the machine's RAM (1G on this 24 GiB lab, container_aware OFF): at a
+    # 2 GiB limit that 1G of TempTable beside the 1G pool got mysqld OOM-killed in sysbench's prewarm.
+    result = settings(LAB, memory_mb=memory_mb)
+    assert result["temptable_max_ram"]["value"] == expected
+    assert result["temptable_max_ram"]["dynamic"] is True
+
+
+def test_temptable_ram_leaves_the_small_host_room_beside_pool_and_connections():
+    result = settings(LAB, memory_mb=2048)
+    pool = mt.parse_size(result["innodb_buffer_pool_size"]["value"])
+    temptable = mt.parse_size(result["temptable_max_ram"]["value"])
+    assert pool + temptable <= 2048 * mt.MIB * 5 // 8
+
+
+def test_temptable_ram_is_mysql_8_only_and_overridable():
+    assert "temptable_max_ram" not in settings(LAB, flavor="mariadb", version="11.8.6")
+    assert "temptable_max_ram" not in settings(VM16, flavor="mysql", version="5.7.44")
+    assert value(VM16, "temptable_max_ram", flavor="mysql", version="8.0.36") == "1G"
+    result = settings(LAB, {"temptable_max_ram": "256M"})
+    assert result["temptable_max_ram"]["value"] == "256M"
+    assert result["temptable_max_ram"]["source"] == "override"
+
+
 def test_emitted_names_were_verified_against_real_servers():
     assert set(settings(LAB)) == VERIFIED_MYSQL97
     assert set(settings(BIG, flavor="mysql", version="9.7.4", durability="relaxed", redo_mb_per_hour=4096,
@@ -542,7 +568,7 @@ def test_percona_84_emits_the_mysql_97_set():
 
 def test_old_mysql_emits_the_per_file_redo_and_binlog_format():
     names = set(settings(VM16, flavor="mysql", version="5.7.44"))
-    assert names == (VERIFIED_MYSQL97 - {"innodb_redo_log_capacity"}) | {
+    assert names == (VERIFIED_MYSQL97 - {"innodb_redo_log_capacity", "temptable_max_ram"}) | {
         "innodb_log_file_size", "innodb_log_files_in_group", "binlog_format"}
 
 
