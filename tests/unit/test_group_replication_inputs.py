@@ -15,8 +15,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def run_plan(tmp_path, variables):
     inventory = tmp_path / "inventory.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"children": {"gr": {"hosts": {"n1": None, "n2": None,
-                                                                                  "n3": None}}}}}))
+    members = {"n1": None, "n2": None, "n3": None}
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"gr": {"hosts": members}}}}))
     (tmp_path / "vars.json").write_text(json.dumps(dict({
         "group_replication_flavor": "mysql", "group_replication_inventory_group": "gr",
         "group_replication_recovery_password": "it's a secret"}, **variables)))
