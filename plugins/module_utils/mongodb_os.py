@@ -174,8 +174,9 @@ def effective_limits(desired, pid1_limits, pid1_can_raise):
     """The limits a unit of this systemd can really get: {name: {"value", "desired", "capped", "reason"}}.
 
     systemd sets a service's limits with setrlimit() as PID 1; without CAP_SYS_RESOURCE (a container's systemd)
-    it cannot raise a hard limit above its own, and asking for more fails the service at start (205/LIMITS). So
-    a desired value above PID 1's hard limit there is capped to it, and the cap is reported."""
+    it cannot raise a hard limit above its own and quietly gives the closest value it can (setrlimit_closest),
+    so a drop-in asking for more would say what the process does not get. A desired value above PID 1's hard
+    limit there is capped to it, so the drop-in states the truth, and the cap is reported."""
     out = {}
     for name, wanted in sorted(desired.items()):
         want = limit_number(wanted)
@@ -185,7 +186,7 @@ def effective_limits(desired, pid1_limits, pid1_can_raise):
             continue
         out[name] = {"value": hard, "desired": wanted, "capped": True,
                      "reason": "capped to %s, the hard limit of PID 1 here: systemd without CAP_SYS_RESOURCE (a "
-                               "container) cannot raise it, and asking for %s would fail the service at start"
+                               "container) cannot raise it and would quietly give that instead of %s"
                                % (hard, wanted)}
     return out
 

@@ -22,7 +22,7 @@ description:
   - A file on a read-only file system (a container's /sys or /proc/sys) is reported C(read-only), not settable
     here; with I(enforce) that fails the task after everything settable was applied.
   - Computes the service limits a unit can really get (C(limits)) - a systemd without CAP_SYS_RESOURCE cannot
-    raise a hard limit above its own, and a unit asking for more fails at start - and, with I(service), compares
+    raise a hard limit above its own and quietly gives the closest value - and, with I(service), compares
     the running service's C(/proc/PID/limits) with them.
   - Returns what the role persists - C(sysctl_persist) for sysctl.d (never lowering a larger kernel default),
     C(thp) and C(readahead_kb) for the boot unit, C(limits) and C(environment) for the service drop-in.
