@@ -33,19 +33,29 @@ options:
     default: admin
   login_credentials_file:
     description:
-      - A file of C(user:) and C(password:) lines, used for what I(login_user) and I(login_password) leave
-        unset. Refused when readable by group or others.
+      - A file of C(user:), C(password:) and optionally C(tls:), C(tls_ca_file:), C(tls_certificate_key_file:)
+        lines, used for what the module arguments leave unset. Refused when readable by group or others.
     type: path
   replica_set:
     description: Replica set name; when set, pymongo discovers the set from I(login_host).
     type: str
   tls:
-    description: Connect with TLS.
+    description:
+      - Connect with TLS. Unset, the C(tls:) line of I(login_credentials_file) decides (the role writes
+        C(tls), C(tls_ca_file) there when the server runs with net.tls), else no TLS.
+    type: bool
+  tls_ca_file:
+    description: CA certificate file that verifies the server's certificate; unset, the credentials file's C(tls_ca_file).
+    type: path
+  tls_certificate_key_file:
+    description:
+      - A PEM file with this client's certificate and key, for servers that require client certificates (net.tls.CAFile
+        without allowConnectionsWithoutCertificates); unset, the credentials file's C(tls_certificate_key_file).
+    type: path
+  tls_allow_invalid_hostnames:
+    description: Accept a server certificate whose names do not match I(login_host) (still verified against the CA).
     type: bool
     default: false
-  tls_ca_file:
-    description: CA certificate file for TLS.
-    type: path
   connect_timeout:
     description: Seconds to wait for a server to answer.
     type: int

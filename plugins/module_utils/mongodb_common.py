@@ -40,8 +40,10 @@ LOGIN_ARGUMENT_SPEC = dict(
     login_database=dict(type="str", default="admin"),
     login_credentials_file=dict(type="path"),
     replica_set=dict(type="str"),
-    tls=dict(type="bool", default=False),
+    tls=dict(type="bool"),
     tls_ca_file=dict(type="path"),
+    tls_certificate_key_file=dict(type="path"),
+    tls_allow_invalid_hostnames=dict(type="bool", default=False),
     connect_timeout=dict(type="int", default=10),
 )
 
@@ -51,8 +53,8 @@ class MongoLoginError(Exception):
 
 
 def read_credentials_file(path):
-    """user and password from a file of `user: NAME` / `password: SECRET` lines, refusing one readable by
-    group or others."""
+    """user, password and the TLS settings (tls, tls_ca_file, tls_certificate_key_file) from a file of
+    `key: value` lines, refusing one readable by group or others."""
     mode = os.stat(path).st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise MongoLoginError("%s is readable by group or others (mode %o): credential files must be 0600"
@@ -66,18 +68,25 @@ def read_credentials_file(path):
             key, value = (part.strip() for part in line.split(":", 1))
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1]
-            if key in ("user", "password"):
+            if key in ("user", "password", "tls_ca_file", "tls_certificate_key_file"):
                 found[key] = value
+            elif key == "tls":
+                found[key] = value.lower() in ("true", "yes", "1")
     return found
 
 
 def client_kwargs(params, host=None):
     """pymongo.MongoClient keyword arguments from the login_* parameters."""
     user, password = params.get("login_user"), params.get("login_password")
+    found = {}
     if params.get("login_credentials_file"):
         found = read_credentials_file(params["login_credentials_file"])
         user = user or found.get("user")
         password = password or found.get("password")
+    # TLS: the module's arguments, else the credentials file's (the role writes them there when net.tls is on).
+    tls = params.get("tls") if params.get("tls") is not None else found.get("tls", False)
+    tls_ca_file = params.get("tls_ca_file") or found.get("tls_ca_file")
+    tls_key_file = params.get("tls_certificate_key_file") or found.get("tls_certificate_key_file")
     timeout_ms = int(params.get("connect_timeout") or 10) * 1000
     kwargs = dict(host=host or params.get("login_host") or "localhost", port=params.get("login_port") or 27017,
                   serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms, socketTimeoutMS=None,
@@ -88,10 +97,14 @@ def client_kwargs(params, host=None):
         kwargs["directConnection"] = True
     if user:
         kwargs.update(username=user, password=password or "", authSource=params.get("login_database") or "admin")
-    if params.get("tls"):
+    if tls:
         kwargs["tls"] = True
-        if params.get("tls_ca_file"):
-            kwargs["tlsCAFile"] = params["tls_ca_file"]
+        if tls_ca_file:
+            kwargs["tlsCAFile"] = tls_ca_file
+        if tls_key_file:
+            kwargs["tlsCertificateKeyFile"] = tls_key_file
+        if params.get("tls_allow_invalid_hostnames"):
+            kwargs["tlsAllowInvalidHostnames"] = True
     return kwargs
 
 

@@ -339,15 +339,98 @@ def primary_optime(status):
     return optime_key(primary.get("optime"))
 
 
-def restart_order(members):
-    """Rolling order for one replica set from replSetGetStatus members: non-primaries first (hidden and
-    priority-0 members are not distinguished here; order is by name for a stable plan), the primary last
-    after a step-down. Returns a list of {"host", "stepdown"}."""
+ALLOW_DOWNTIME_VARIABLE = "mongodb_rs_allow_downtime"
+
+
+def can_take_over(member):
+    """Whether a member could become primary when the primary steps down: SECONDARY now, and electable in the
+    config (priority > 0, a vote, not hidden, not an arbiter, no secondaryDelaySecs). `member` is a
+    replSetGetStatus entry, with the config's fields merged in when known (merge_config)."""
+    if member.get("stateStr") != "SECONDARY":
+        return False
+    normal = normalize_member(dict(member, host=member.get("name") or member.get("host")))
+    return electable(normal) and not normal["secondaryDelaySecs"]
+
+
+def merge_config(status_members, config_members):
+    """replSetGetStatus members with their config entry's priority, votes, hidden, arbiterOnly and
+    secondaryDelaySecs (matched by host), so that the planners know who can take over from the primary."""
+    by_host = dict((m.get("host"), m) for m in config_members or [])
+    merged = []
+    for member in status_members:
+        item = dict(member)
+        config = by_host.get(member.get("name"))
+        if config is not None:
+            for key in ("priority", "votes", "hidden", "arbiterOnly", "secondaryDelaySecs"):
+                if key in config:
+                    item[key] = config[key]
+        merged.append(item)
+    return merged
+
+
+def no_handover_reason(members, primary):
+    """Why the primary cannot hand over (None when a member can take over)."""
+    if any(can_take_over(m) for m in members if m["name"] != primary):
+        return None
+    others = [m for m in members if m["name"] != primary]
+    if not others:
+        return "%s is the set's only member" % primary
+    return "no other member can become primary (%s)" % ", ".join(
+        "%s: %s" % (m["name"], _why_not_electable(m)) for m in sorted(others, key=lambda m: m["name"]))
+
+
+def _why_not_electable(member):
+    if member.get("stateStr") == "ARBITER" or member.get("arbiterOnly"):
+        return "arbiter"
+    if member.get("stateStr") != "SECONDARY":
+        return member.get("stateStr") or "state unknown"
+    normal = normalize_member(dict(member, host=member["name"]))
+    for flag, text in (("hidden", "hidden"), ("secondaryDelaySecs", "delayed")):
+        if normal[flag]:
+            return text
+    if not normal["votes"]:
+        return "non-voting"
+    return "priority 0"
+
+
+def restart_order(members, allow_downtime=False, set_name=None):
+    """Rolling order for one replica set from replSetGetStatus members (config fields merged in by
+    merge_config when known): non-primaries first (by name, for a stable plan), the primary last after a
+    step-down. Returns a list of {"host", "stepdown", "in_place"}.
+
+    The step-down needs a member that can take over (replSetStepDown fails otherwise:
+    https://www.mongodb.com/docs/manual/reference/command/replSetStepDown/). When none exists (a one-member
+    set, or the others are arbiters, hidden, delayed, priority 0 or not SECONDARY), restarting the primary
+    leaves the set without a primary - no writes, no majority reads - until it is back and elected again:
+    PlanError naming that downtime, unless allow_downtime, in which case the primary is restarted in place
+    ({"stepdown": False, "in_place": True}) and the caller gates after it as for any member."""
     others = sorted(m["name"] for m in members if m.get("stateStr") != "PRIMARY")
     primaries = [m["name"] for m in members if m.get("stateStr") == "PRIMARY"]
     if len(primaries) != 1:
         raise PlanError("a rolling operation needs exactly one PRIMARY, found %d" % len(primaries))
-    return [{"host": h, "stepdown": False} for h in others] + [{"host": primaries[0], "stepdown": True}]
+    primary = primaries[0]
+    order = [{"host": h, "stepdown": False, "in_place": False} for h in others]
+    reason = no_handover_reason(members, primary)
+    if reason is None:
+        return order + [{"host": primary, "stepdown": True, "in_place": False}]
+    if not allow_downtime:
+        raise PlanError("%sthe primary %s cannot be stepped down: %s. Restarting it in place leaves the set "
+                        "without a primary (no writes, no majority reads) until it is back and elected again. Add "
+                        "an electable member first, or accept that downtime with %s=true"
+                        % ("replica set %s: " % set_name if set_name else "", primary, reason,
+                           ALLOW_DOWNTIME_VARIABLE))
+    return order + [{"host": primary, "stepdown": False, "in_place": True}]
+
+
+def restart_plan(status_members, config_members, allow_downtime=False, set_name=None):
+    """restart_order on replSetGetStatus members merged with the config's, as a dict for playbooks:
+    {"order", "primary", "primary_in_place", "error"} (error: the refusal, order empty)."""
+    try:
+        order = restart_order(merge_config(status_members, config_members), allow_downtime, set_name)
+    except PlanError as err:
+        return {"order": [], "primary": None, "primary_in_place": False, "error": str(err)}
+    return {"order": order, "primary": order[-1]["host"], "primary_in_place": order[-1]["in_place"],
+            "error": None}
 
 
 def upgrade_path(current, target):
@@ -362,27 +445,32 @@ def upgrade_path(current, target):
     return list(RELEASES[start + 1:end + 1])
 
 
-def upgrade_order(config_servers, shards, routers):
+def upgrade_order(config_servers, shards, routers, allow_downtime=False):
     """The order of a sharded cluster's binary upgrade (one release step).
 
     config_servers: replSetGetStatus members of the config server replica set; shards: {name: members};
     routers: mongos host names. Returns steps {"action": ..., ...}: balancer stop, each config server
     member (secondaries, then the primary after a step-down), each shard likewise in name order, each
-    mongos, balancer start.
+    mongos, balancer start. A set whose primary cannot hand over is refused (restart_order) unless
+    allow_downtime, when its primary is upgraded in place: {"action": "upgrade", ..., "in_place": True}, no
+    step-down step before it.
     """
     steps = [{"action": "balancer_stop"}]
     for component, members in [("config", config_servers)] + sorted(shards.items()):
-        for item in restart_order(members):
+        for item in restart_order(members, allow_downtime, set_name=component):
             if item["stepdown"]:
                 steps.append({"action": "stepdown", "replica_set": component, "host": item["host"]})
-            steps.append({"action": "upgrade", "replica_set": component, "host": item["host"]})
+            step = {"action": "upgrade", "replica_set": component, "host": item["host"]}
+            if item["in_place"]:
+                step["in_place"] = True
+            steps.append(step)
     for router in sorted(routers):
         steps.append({"action": "upgrade", "replica_set": None, "host": router})
     steps.append({"action": "balancer_start"})
     return steps
 
 
-def plan_upgrade(config_servers, shards, routers, current, target, fcv, raise_fcv):
+def plan_upgrade(config_servers, shards, routers, current, target, fcv, raise_fcv, allow_downtime=False):
     """The whole rolling upgrade of a sharded cluster from release `current` to `target`, one major release
     at a time, as a list of steps (upgrade_order's, each tagged with its "release", plus {"action": "fcv",
     "version": R} steps).
@@ -407,7 +495,7 @@ def plan_upgrade(config_servers, shards, routers, current, target, fcv, raise_fc
                         "(the %s binaries need FCV %s)" % (fcv, current, current, path[0], current))
     steps = []
     for release in path:
-        for step in upgrade_order(config_servers, shards, routers):
+        for step in upgrade_order(config_servers, shards, routers, allow_downtime):
             steps.append(dict(step, release=release))
         if release != target or raise_fcv:
             steps.append({"action": "fcv", "version": release, "release": release})

@@ -53,6 +53,15 @@ options:
     description: Largest replication lag accepted.
     type: int
     default: 10
+  allow_downtime:
+    description:
+      - What to do with a replica set whose primary cannot hand over (a one-member set, or every other member
+        an arbiter, hidden, delayed, priority 0, non-voting or not SECONDARY), so that C(replSetStepDown) would
+        fail. When false, the plan is refused naming the set and the downtime. When true, that primary is
+        upgraded in place, without a step-down (its step has C(in_place)); the set has no primary until it is
+        back and elected again.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - dbops.clusters.mongodb_login
 attributes:
@@ -100,7 +109,8 @@ binaries:
   type: dict
 steps:
   description: The plan (action C(balancer_stop), C(stepdown), C(upgrade), C(balancer_start), C(fcv); with
-    C(replica_set), C(host) and C(release)).
+    C(replica_set), C(host) and C(release); C(in_place) on the upgrade of a primary that cannot hand over, when
+    I(allow_downtime)).
   returned: success
   type: list
   elements: dict
@@ -128,14 +138,16 @@ def release_of(version):
 
 
 def read_replica_set(params, name, members, binaries, problems, max_lag):
-    """(replSetGetStatus members, fcv) of one replica set, filling binaries and problems."""
-    status, fcv = None, None
+    """(replSetGetStatus members with their config's electability fields, fcv) of one replica set, filling
+    binaries and problems."""
+    status, fcv, config = None, None, None
     for host in members:
         try:
             client = connect(params, host=host)
             binaries[host] = client.admin.command("buildInfo")["version"]
             if status is None:
                 status = client.admin.command("replSetGetStatus")
+                config = client.admin.command("replSetGetConfig")["config"]
                 fcv = client.admin.command("getParameter", 1, featureCompatibilityVersion=1)[
                     "featureCompatibilityVersion"]["version"]
         except (PyMongoError, MongoLoginError) as err:
@@ -149,7 +161,9 @@ def read_replica_set(params, name, members, binaries, problems, max_lag):
     if configured != sorted(members):
         problems.append("replica set %s has members %s, the inventory %s" % (name, ", ".join(configured),
                                                                              ", ".join(sorted(members))))
-    return [dict(name=m["name"], stateStr=m["stateStr"]) for m in status["members"]], fcv
+    members = plan.merge_config([dict(name=m["name"], stateStr=m["stateStr"]) for m in status["members"]],
+                                config.get("members"))
+    return members, fcv
 
 
 def main():
@@ -158,7 +172,8 @@ def main():
                          routers=dict(type="list", elements="str", required=True),
                          target=dict(type="str", required=True),
                          raise_fcv=dict(type="bool", default=False),
-                         max_lag_seconds=dict(type="int", default=10))
+                         max_lag_seconds=dict(type="int", default=10),
+                         allow_downtime=dict(type="bool", default=False))
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_PYMONGO:
@@ -197,7 +212,7 @@ def main():
     fcv = fcvs["config"]
     try:
         steps = plan.plan_upgrade(config_members, shards, params["routers"], current, params["target"], fcv,
-                                  params["raise_fcv"])
+                                  params["raise_fcv"], params["allow_downtime"])
         path = plan.upgrade_path(current, params["target"])
     except plan.PlanError as err:
         module.fail_json(msg="no upgrade plan: %s" % err, **result)

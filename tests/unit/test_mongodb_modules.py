@@ -374,14 +374,22 @@ def test_shard_and_upgrade_plan_modules_on_a_sharded_cluster(tmp_path):
 
         args = dict(config_servers=[config.nodes[0].host], shards=[{"name": "shard1", "members": members}],
                     routers=[router.host], target="8.0", login_user="root", login_password=PASSWORD)
+        # The config server set has one member: its primary cannot step down, so the plan is refused naming
+        # the downtime, unless it is accepted; then that member is upgraded in place, without a step-down.
+        one_member = run_module("mongodb_upgrade_plan", tmp_path, **args)
+        assert one_member["failed"] and "replica set config: the primary %s cannot be stepped down" % (
+            config.nodes[0].host) in one_member["msg"], one_member
+        assert "only member" in one_member["msg"] and "mongodb_rs_allow_downtime=true" in one_member["msg"]
+        args["allow_downtime"] = True
         result = run_module("mongodb_upgrade_plan", tmp_path, **args)
         assert result.get("current") == "7.0" and result["path"] == ["8.0"] and result["fcv"] == "7.0", result
         primary = primary_node(shard).host
-        flat = [(s["action"], s.get("host")) for s in result["steps"]]
+        flat = [(s["action"], s.get("host"), s.get("in_place", False)) for s in result["steps"]]
         secondaries = sorted(h for h in members if h != primary)
-        expected = [("balancer_stop", None), ("stepdown", config.nodes[0].host), ("upgrade", config.nodes[0].host)]
-        expected += [("upgrade", h) for h in secondaries]
-        expected += [("stepdown", primary), ("upgrade", primary), ("upgrade", router.host), ("balancer_start", None)]
+        expected = [("balancer_stop", None, False), ("upgrade", config.nodes[0].host, True)]
+        expected += [("upgrade", h, False) for h in secondaries]
+        expected += [("stepdown", primary, False), ("upgrade", primary, False), ("upgrade", router.host, False),
+                     ("balancer_start", None, False)]
         assert flat == expected
         assert not [s for s in result["steps"] if s["action"] == "fcv"]
         assert [s["action"] for s in run_module("mongodb_upgrade_plan", tmp_path, raise_fcv=True, **args)["steps"]

@@ -162,8 +162,9 @@ def test_health_verdicts():
 
 def test_restart_order_puts_the_primary_last_after_a_stepdown():
     order = plan.restart_order(status("SECONDARY", "PRIMARY", "SECONDARY")["members"])
-    assert order == [{"host": H[0], "stepdown": False}, {"host": H[2], "stepdown": False},
-                     {"host": H[1], "stepdown": True}]
+    assert order == [{"host": H[0], "stepdown": False, "in_place": False},
+                     {"host": H[2], "stepdown": False, "in_place": False},
+                     {"host": H[1], "stepdown": True, "in_place": False}]
     with pytest.raises(plan.PlanError):
         plan.restart_order(status("SECONDARY", "SECONDARY")["members"])
 
@@ -275,14 +276,26 @@ def test_upgrade_plan_to_the_running_release_raises_only_fcv_and_only_when_asked
         plan.plan_upgrade(CFG, SHARD, [], "8.0", "8.0", fcv="6.0", raise_fcv=True)
 
 
+# Members as replSetGetStatus reports them, with their config fields merged (plan.merge_config).
+KINDS = {"P": {"stateStr": "PRIMARY"}, "S": {"stateStr": "SECONDARY"},
+         "A": {"stateStr": "ARBITER", "arbiterOnly": True, "votes": 1, "priority": 0},
+         "H": {"stateStr": "SECONDARY", "hidden": True, "priority": 0},
+         "Z": {"stateStr": "SECONDARY", "priority": 0},                       # priority 0
+         "D": {"stateStr": "SECONDARY", "priority": 0, "hidden": True, "secondaryDelaySecs": 3600},
+         "N": {"stateStr": "SECONDARY", "votes": 0, "priority": 0},           # non-voting
+         "R": {"stateStr": "RECOVERING"}}
+
+
 def layout(config_states, shard_states, routers):
-    """replSetGetStatus-like members: config_states a string of P/S/A/H (primary, secondary, arbiter, hidden
-    secondary), shard_states {name: string}."""
-    names = {"P": "PRIMARY", "S": "SECONDARY", "A": "ARBITER", "H": "SECONDARY"}
-    cfg = [{"name": "cfg%d:27019" % i, "stateStr": names[c]} for i, c in enumerate(config_states)]
-    shards = dict((shard, [{"name": "%s-%d:27018" % (shard, i), "stateStr": names[c]} for i, c in enumerate(states)])
+    """replSetGetStatus-like members: config_states a string of KINDS letters, shard_states {name: string}."""
+    cfg = [dict(KINDS[c], name="cfg%d:27019" % i) for i, c in enumerate(config_states)]
+    shards = dict((shard, [dict(KINDS[c], name="%s-%d:27018" % (shard, i)) for i, c in enumerate(states)])
                   for shard, states in shard_states.items())
     return cfg, shards, ["mongos%d:27017" % i for i in range(routers)]
+
+
+def handover_possible(states):
+    return any(c == "S" for c in states)
 
 
 LAYOUTS = [
@@ -290,14 +303,27 @@ LAYOUTS = [
     ("PSS", {"sh1": "SPS"}, 1),                               # the lab's shape
     ("SSP", {"sh1": "SSSSP", "sh2": "PSA"}, 2),               # five members, an arbiter
     ("SPSSS", {"a": "SP", "b": "PSS", "c": "SSPHH"}, 3),      # three shards, hidden members
-    ("PSSSSSS", {"z": "SSSSSSP", "y": "P"}, 0),               # seven voters, no router
+    ("PSSSSSS", {"z": "SSSSSSP", "y": "P"}, 0),               # seven voters, no router, a one-member shard
+    ("PSS", {"pa": "PA", "ph": "HP", "pz": "ZPN", "pd": "DP"}, 1),  # shards whose primary cannot hand over
+    ("PZ", {"ok": "SP"}, 1),                                  # a config set whose only secondary has priority 0
 ]
 
 
 @pytest.mark.parametrize("cfg_states, shard_states, routers", LAYOUTS)
-def test_upgrade_order_invariants_on_many_layouts(cfg_states, shard_states, routers):
+@pytest.mark.parametrize("allow_downtime", [False, True])
+def test_upgrade_order_invariants_on_many_layouts(cfg_states, shard_states, routers, allow_downtime):
     cfg, shards, router_names = layout(cfg_states, shard_states, routers)
-    steps = plan.upgrade_order(cfg, shards, router_names)
+    stuck = sorted(name for name, states in [("config", cfg_states)] + list(shard_states.items())
+                   if not handover_possible(states))
+    if stuck and not allow_downtime:
+        # Refused, naming the first set (config, then shards by name), the downtime and the variable.
+        with pytest.raises(plan.PlanError) as refused:
+            plan.upgrade_order(cfg, shards, router_names)
+        first = "config" if "config" in stuck else stuck[0]
+        assert "replica set %s: the primary" % first in str(refused.value)
+        assert "without a primary" in str(refused.value) and "mongodb_rs_allow_downtime=true" in str(refused.value)
+        return
+    steps = plan.upgrade_order(cfg, shards, router_names, allow_downtime=allow_downtime)
     flat = [(s["action"], s.get("replica_set"), s.get("host")) for s in steps]
     assert flat[0] == ("balancer_stop", None, None) and flat[-1] == ("balancer_start", None, None)
     upgrades = [(rs, host) for action, rs, host in flat if action == "upgrade"]
@@ -308,12 +334,18 @@ def test_upgrade_order_invariants_on_many_layouts(cfg_states, shard_states, rout
     # Config servers first, then each shard as a block in name order, then the routers.
     blocks = [rs for rs, _host in upgrades]
     assert blocks == ["config"] * len(cfg) + sum(([n] * len(shards[n]) for n in sorted(shards)), []) + [None] * routers
-    # In each set the primary is upgraded last, right after its own step-down, and only it steps down.
+    # In each set the primary is upgraded last, right after its own step-down, and only it steps down; a
+    # primary that cannot hand over (allowed downtime) is upgraded last, in place, without a step-down.
     for name, members in [("config", cfg)] + list(shards.items()):
         primary = [m["name"] for m in members if m["stateStr"] == "PRIMARY"][0]
         mine = [(action, host) for action, rs, host in flat if rs == name]
-        assert mine[-2:] == [("stepdown", primary), ("upgrade", primary)]
-        assert [a for a, _h in mine].count("stepdown") == 1
+        in_place = [s["host"] for s in steps if s.get("replica_set") == name and s.get("in_place")]
+        if name in stuck:
+            assert mine[-1] == ("upgrade", primary) and in_place == [primary]
+            assert [a for a, _h in mine].count("stepdown") == 0
+        else:
+            assert mine[-2:] == [("stepdown", primary), ("upgrade", primary)] and in_place == []
+            assert [a for a, _h in mine].count("stepdown") == 1
 
 
 @pytest.mark.parametrize("cfg_states, shard_states, routers", LAYOUTS)
@@ -321,7 +353,8 @@ def test_upgrade_order_invariants_on_many_layouts(cfg_states, shard_states, rout
 def test_upgrade_plan_on_many_layouts_keeps_every_binary_on_an_fcv_it_supports(
         cfg_states, shard_states, routers, raise_fcv):
     cfg, shards, router_names = layout(cfg_states, shard_states, routers)
-    steps = plan.plan_upgrade(cfg, shards, router_names, "6.0", "8.0", fcv="6.0", raise_fcv=raise_fcv)
+    steps = plan.plan_upgrade(cfg, shards, router_names, "6.0", "8.0", fcv="6.0", raise_fcv=raise_fcv,
+                              allow_downtime=True)
     fcv = "6.0"
     per_release = {}
     for step in steps:
@@ -346,3 +379,69 @@ def test_upgrade_order_refuses_a_set_without_exactly_one_primary(cfg_states, sha
     cfg, shards, routers = layout(cfg_states, shard_states, 1)
     with pytest.raises(plan.PlanError, match="exactly one PRIMARY"):
         plan.upgrade_order(cfg, shards, routers)
+
+
+@pytest.mark.parametrize("states, why", [
+    ("P", "is the set's only member"),
+    ("PA", "arbiter"),
+    ("PH", "hidden"),
+    ("PZ", "priority 0"),
+    ("PD", "hidden"),          # a delayed member must be hidden (and priority 0)
+    ("PN", "non-voting"),
+    ("PR", "RECOVERING"),      # a secondary that is not SECONDARY now cannot take over either
+    ("PAZH", "arbiter"),
+])
+def test_a_primary_without_a_member_to_take_over_is_refused_unless_downtime_is_allowed(states, why):
+    members = [dict(KINDS[c], name="h%d:27017" % i) for i, c in enumerate(states)]
+    with pytest.raises(plan.PlanError) as refused:
+        plan.restart_order(members, set_name="rs0")
+    message = str(refused.value)
+    assert message.startswith("replica set rs0: the primary h0:27017 cannot be stepped down")
+    assert why in message and "no writes" in message and "mongodb_rs_allow_downtime=true" in message
+    order = plan.restart_order(members, allow_downtime=True)
+    assert order[-1] == {"host": "h0:27017", "stepdown": False, "in_place": True}
+    assert [o["host"] for o in order[:-1]] == sorted(m["name"] for m in members[1:])
+    assert not any(o["stepdown"] or o["in_place"] for o in order[:-1])
+
+
+@pytest.mark.parametrize("states", ["PS", "PSA", "PSH", "PZS", "SPD", "PSSSS"])
+def test_one_electable_secondary_is_enough_for_a_step_down(states):
+    members = [dict(KINDS[c], name="h%d:27017" % i) for i, c in enumerate(states)]
+    primary = [m["name"] for m in members if m["stateStr"] == "PRIMARY"][0]
+    for allow in (False, True):
+        order = plan.restart_order(members, allow_downtime=allow)
+        assert order[-1] == {"host": primary, "stepdown": True, "in_place": False}
+
+
+def test_restart_plan_reads_electability_from_the_config():
+    """replSetGetStatus says SECONDARY for a priority-0 member; only the config says it cannot take over."""
+    status = [{"name": "a:27017", "stateStr": "PRIMARY"}, {"name": "b:27017", "stateStr": "SECONDARY"}]
+    config = [{"_id": 0, "host": "a:27017", "priority": 1}, {"_id": 1, "host": "b:27017", "priority": 0}]
+    refused = plan.restart_plan(status, config, set_name="rs0")
+    assert refused["order"] == [] and "b:27017: priority 0" in refused["error"]
+    allowed = plan.restart_plan(status, config, allow_downtime=True)
+    assert allowed["error"] is None and allowed["primary"] == "a:27017" and allowed["primary_in_place"]
+    electable = plan.restart_plan(status, [dict(m, priority=1) for m in config])
+    assert electable["error"] is None and not electable["primary_in_place"]
+    assert electable["order"][-1] == {"host": "a:27017", "stepdown": True, "in_place": False}
+
+
+def test_restart_plan_filter_on_a_mongodb_rs_state_result():
+    """The filter rolling_restart_mongodb.yml uses, on what mongodb_rs_state returns (members' `state`)."""
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.dbops.clusters.plugins.filter.mongodb_restart_plan import mongodb_restart_plan
+    one = {"set_name": "rs0", "members": [{"name": "m1:27017", "state": "PRIMARY"}],
+           "config": {"members": [{"_id": 0, "host": "m1:27017", "priority": 1, "votes": 1}]}}
+    refused = mongodb_restart_plan(one)
+    assert refused["order"] == [] and refused["error"].startswith("replica set rs0: the primary m1:27017")
+    assert "only member" in refused["error"]
+    allowed = mongodb_restart_plan(one, True)
+    assert allowed["error"] is None and allowed["primary_in_place"] and allowed["order"] == [
+        {"host": "m1:27017", "stepdown": False, "in_place": True}]
+    three = {"set_name": "rs0", "members": [{"name": "m%d:27017" % i, "state": s}
+                                            for i, s in enumerate(("SECONDARY", "PRIMARY", "SECONDARY"))],
+             "config": {"members": [{"_id": i, "host": "m%d:27017" % i} for i in range(3)]}}
+    normal = mongodb_restart_plan(three)
+    assert normal["error"] is None and not normal["primary_in_place"] and normal["primary"] == "m1:27017"
+    with pytest.raises(AnsibleFilterError):
+        mongodb_restart_plan({"initiated": False})

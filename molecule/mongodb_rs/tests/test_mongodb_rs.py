@@ -235,3 +235,62 @@ def test_majority_write_is_read_on_every_secondary(lab_ips):
         while probe.find_one({"_id": marker}) is None and time.time() < deadline:
             time.sleep(0.2)
         assert probe.find_one({"_id": marker}) is not None, name
+
+
+# MongoDB's OS settings (roles/mongodb_rs/tasks/os_settings.yml). The lab's containers have a read-only /sys
+# and /proc/sys, so molecule.yml sets mongodb_rs_os_settings_enforce false: the role applies what it can,
+# records the rest in /etc/dbops/mongodb-os-settings.json and warns. These checks hold the record to the truth.
+
+def dropin_limits(host):
+    text = host.check_output("cat /etc/systemd/system/mongod.service.d/60-dbops-limits.conf")
+    return dict(line.split("=", 1) for line in text.splitlines() if line.startswith("Limit"))
+
+
+def test_mongod_runs_with_the_limits_of_its_drop_in(lab_hosts):
+    from ansible_collections.dbops.clusters.plugins.module_utils import mongodb_os as rules
+    for name in FINAL:
+        host = lab_hosts[name]
+        pid = host.check_output("systemctl show --property MainPID --value mongod").strip()
+        assert pid not in ("", "0"), name
+        observed = rules.parse_proc_limits(host.check_output("cat /proc/%s/limits" % pid))
+        wanted = dropin_limits(host)
+        assert set(wanted) == set(rules.PROC_LIMIT_NAMES), wanted
+        assert rules.limit_problems(wanted, observed) == [], (name, wanted, observed)
+        # The documented value, or PID 1's hard limit when this container's systemd cannot raise it.
+        pid1 = rules.parse_proc_limits(host.check_output("cat /proc/1/limits"))
+        can_raise = rules.has_capability(host.check_output("cat /proc/1/status"), rules.CAP_SYS_RESOURCE)
+        hard = pid1["LimitNOFILE"][1]
+        expected = 64000 if can_raise or hard is None or hard >= 64000 else hard
+        assert int(wanted["LimitNOFILE"]) == expected, (name, wanted, hard, can_raise)
+        print("%s: mongod pid %s LimitNOFILE %s LimitNPROC %s (PID 1 hard %s, CAP_SYS_RESOURCE %s)" % (
+            name, pid, wanted["LimitNOFILE"], wanted["LimitNPROC"], hard, can_raise))
+        # 8.0's per-CPU caches: glibc's rseq left to TCMalloc.
+        environ = host.check_output("tr '\\0' '\\n' < /proc/%s/environ" % pid).splitlines()
+        assert "GLIBC_TUNABLES=glibc.pthread.rseq=0" in environ
+
+
+def test_the_os_settings_record_says_what_this_host_allowed(lab_hosts):
+    from ansible_collections.dbops.clusters.plugins.module_utils import mongodb_os as rules
+    for name in FINAL:
+        host = lab_hosts[name]
+        record = json.loads(host.check_output("cat /etc/dbops/mongodb-os-settings.json"))
+        assert record["release"] == "8.0"
+        seen = dict((s["name"], s) for s in record["settings"])
+        assert seen["THP enabled"]["desired"] == "always" and seen["THP defrag"]["desired"] == "defer+madvise"
+        assert seen["vm.swappiness"]["desired"] == 1 and seen["vm.max_map_count"]["desired"] == 102400
+        for item in record["settings"]:
+            if item["outcome"] == "applied":
+                value = host.check_output("cat %s" % item["path"])
+                value = rules.selected(value) if item["name"] in ("THP enabled", "THP defrag") else value
+                assert rules.satisfied(value, item["desired"], item["compare"]), (name, item, value)
+            elif item["outcome"] == "not settable":
+                # Really not writable here: writing the current value back is refused by the kernel.
+                write = host.run("cat %s > %s" % (item["path"], item["path"]))
+                assert write.rc != 0 and "Read-only file system" in write.stderr, (name, item, write.stderr)
+                assert any(line.startswith(item["name"]) for line in record["not_settable"]), item
+            else:
+                assert item["outcome"] in ("not applicable", "absent"), item
+        print("%s: %s" % (name, "; ".join("%s %s" % (s["name"], s["outcome"]) for s in record["settings"])))
+        assert host.service("dbops-mongodb-os").is_enabled
+        sysctl_d = host.check_output("cat /etc/sysctl.d/60-dbops-mongodb.conf")
+        assert "vm.swappiness = 1" in sysctl_d and "vm.max_map_count = " in sysctl_d

@@ -23,6 +23,7 @@ import random
 import signal
 import socket
 import socketserver
+import ssl
 import struct
 import sys
 import threading
@@ -145,6 +146,68 @@ def op_reply(request_id, response_to, doc):
     return struct.pack("<iiii", 16 + len(payload), request_id, response_to, OP_REPLY) + payload
 
 
+# ---------------------------------------------------------------------------------------------------------
+# TLS (net.tls): https://www.mongodb.com/docs/manual/reference/configuration-options/#mongodb-setting-net.tls.mode
+# and https://www.mongodb.com/docs/manual/tutorial/configure-ssl/ . Modes: disabled (no TLS); allowTLS (members
+# talk to each other without TLS, clients may use it or not); preferTLS (members use TLS, clients may use it or
+# not); requireTLS (TLS only, a plaintext connection is refused). certificateKeyFile holds the certificate and
+# its key; with CAFile, clients must present a certificate signed by it unless
+# allowConnectionsWithoutCertificates; members present certificateKeyFile to each other (no clusterFile here).
+# ---------------------------------------------------------------------------------------------------------
+TLS_MODES = ("disabled", "allowTLS", "preferTLS", "requireTLS")
+PEER_TLS = None  # the client context members use towards each other (preferTLS, requireTLS)
+
+
+def tls_contexts(options):
+    """(server context or None, peer client context or None) from the net.tls options."""
+    mode = options.tls_mode or "disabled"
+    if mode not in TLS_MODES:
+        raise SystemExit("net.tls.mode must be one of %s, got %r" % (", ".join(TLS_MODES), mode))
+    if mode == "disabled":
+        return None, None
+    if not options.tls_certificate_key_file:
+        raise SystemExit("net.tls.mode %s needs net.tls.certificateKeyFile" % mode)
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.minimum_version = ssl.TLSVersion.TLSv1_2
+    server.load_cert_chain(options.tls_certificate_key_file)
+    if options.tls_ca_file:
+        server.load_verify_locations(options.tls_ca_file)
+        server.verify_mode = ssl.CERT_OPTIONAL if options.tls_allow_without_certificates else ssl.CERT_REQUIRED
+    peer = None
+    if mode in ("preferTLS", "requireTLS"):
+        peer = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        peer.load_cert_chain(options.tls_certificate_key_file)
+        if options.tls_ca_file:
+            peer.load_verify_locations(options.tls_ca_file)
+        else:
+            peer.load_default_certs()
+        peer.check_hostname = not options.tls_allow_invalid_hostnames
+    return server, peer
+
+
+def accept_tls(sock, server):
+    """The socket to talk on for a new connection under net.tls, or None to close it. A TLS client starts with a
+    handshake record (first byte 0x16); a wire-protocol message starts with its length."""
+    mode = server.tls_mode
+    if server.tls_context is None:
+        return sock
+    try:
+        first = sock.recv(1, socket.MSG_PEEK)
+    except OSError:
+        return None
+    if first == b"\x16":
+        try:
+            return server.tls_context.wrap_socket(sock, server_side=True)
+        except (ssl.SSLError, OSError) as error:
+            server.member.event("tls_refused", peer=sock.getpeername()[0] if hasattr(sock, "getpeername") else None,
+                                reason=str(error)[:200])
+            return None
+    if mode == "requireTLS":
+        server.member.event("tls_refused", reason="plaintext connection under requireTLS")
+        return None
+    return sock
+
+
 class PeerClient:
     """A minimal OP_MSG client for member-to-member traffic (heartbeats, votes, oplog pulls)."""
 
@@ -166,13 +229,15 @@ class PeerClient:
             if self.sock is None:
                 name, port = self.host.rsplit(":", 1)
                 self.sock = socket.create_connection((name, int(port)), timeout=self.timeout)
+                if PEER_TLS is not None:
+                    self.sock = PEER_TLS.wrap_socket(self.sock, server_hostname=name)
             self.sock.settimeout(timeout or self.timeout)
             self.sock.sendall(op_msg(next(self._ids), 0, command))
             _rid, opcode, body = read_message(self.sock)
             if opcode != OP_MSG:
                 raise ConnectionError("unexpected opcode %d" % opcode)
             return parse_op_msg(body)[1]
-        except (OSError, ConnectionError, ValueError):
+        except (OSError, ConnectionError, ValueError, ssl.SSLError):
             self.close()
             raise ConnectionError("cannot reach " + self.host)
 
@@ -2002,7 +2067,9 @@ class Handler(socketserver.BaseRequestHandler):
         member = self.server.member
         commands = self.server.commands
         conn = Connection(self.client_address[0])
-        sock = self.request
+        sock = accept_tls(self.request, self.server)
+        if sock is None:
+            return
         while True:
             try:
                 request_id, opcode, body = read_message(sock)
@@ -2084,6 +2151,12 @@ def parse_args(argv):
     parser.add_argument("--event-log", default=None)
     parser.add_argument("--mongos", action="store_true", help="run as a mongos router")
     parser.add_argument("--configdb", default=None, help="mongos: configReplSet/host:port,host:port")
+    parser.add_argument("--tlsMode", dest="tls_mode", choices=TLS_MODES, default=None)
+    parser.add_argument("--tlsCertificateKeyFile", dest="tls_certificate_key_file", default=None)
+    parser.add_argument("--tlsCAFile", dest="tls_ca_file", default=None)
+    parser.add_argument("--tlsAllowConnectionsWithoutCertificates", dest="tls_allow_without_certificates",
+                        action="store_true")
+    parser.add_argument("--tlsAllowInvalidHostnames", dest="tls_allow_invalid_hostnames", action="store_true")
     options = parser.parse_args(argv)
     if options.config:
         with open(options.config) as handle:
@@ -2098,6 +2171,14 @@ def parse_args(argv):
         options.auth = options.auth or security.get("authorization") == "enabled"
         options.cluster_role = conf.get("sharding", {}).get("clusterRole", options.cluster_role)
         options.configdb = conf.get("sharding", {}).get("configDB", options.configdb)
+        tls = net.get("tls", {})
+        options.tls_mode = tls.get("mode", options.tls_mode)
+        options.tls_certificate_key_file = tls.get("certificateKeyFile", options.tls_certificate_key_file)
+        options.tls_ca_file = tls.get("CAFile", options.tls_ca_file)
+        options.tls_allow_without_certificates = (options.tls_allow_without_certificates
+                                                  or tls.get("allowConnectionsWithoutCertificates") is True)
+        options.tls_allow_invalid_hostnames = (options.tls_allow_invalid_hostnames
+                                               or tls.get("allowInvalidHostnames") is True)
     if not options.binary_version:
         version_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "VERSION")
         options.binary_version = open(version_file).read().strip() if os.path.exists(version_file) else "8.0"
@@ -2110,11 +2191,20 @@ def parse_args(argv):
     return options
 
 
+def use_tls(server, options):
+    global PEER_TLS  # pylint: disable=global-statement
+    server.tls_mode = options.tls_mode or "disabled"
+    server.tls_context, PEER_TLS = tls_contexts(options)
+    server.member.event("tls", mode=server.tls_mode, ca_file=options.tls_ca_file,
+                        client_certificates="optional" if options.tls_allow_without_certificates else "required")
+
+
 def serve_router(options):
     router = Router(options)
     server = Server(("0.0.0.0" if options.bind_ip in ("0.0.0.0", "*") else options.bind_ip.split(",")[0].strip(),
                      options.port), Handler)
     server.member, server.commands = router, RouterCommands(router)
+    use_tls(server, options)
 
     def on_term(_signum, _frame):
         threading.Thread(target=router.exit, args=("SIGTERM",), daemon=True).start()
@@ -2141,6 +2231,7 @@ def main(argv=None):
         break  # one listening address is enough for the double
     server.member, server.commands = member, Commands(member)
     member.server = server
+    use_tls(server, options)
 
     def on_term(_signum, _frame):
         # SIGTERM as a primary first tries to hand over (like shutdown with its default timeout).
