@@ -1,12 +1,18 @@
-"""Verify streaming replication: rows reach every replica; after the switchover drill, no acknowledged row is lost
-and the old primary follows the new one."""
+"""Verify streaming replication with quorum commit: rows reach every replica; after the switchover drill and the
+failover drill (side_effect), no acknowledged row is lost, each old primary follows the new one, and the replication
+slots are where they should be: on the primary one per replica, each used by that replica's WAL sender, none left on
+a replica (a stale slot holds WAL forever)."""
 import json
 import os
 import time
 
 import psycopg2
+import pytest
+
 APP_PASSWORD = "molecule-app-secret"     # the scenario's app role (molecule.yml)
 MEMBERS = ("pga", "pgb", "pgc")
+DIVERGENT_ID = -1                        # the row side_effect commits on the primary only, just before killing it
+DRILLS = ("drill", "drill-failover")     # the switchover, then the failover
 
 
 def psql(host, query):
@@ -19,6 +25,17 @@ def roles(lab_hosts):
     return {name: psql(lab_hosts[name], "SELECT pg_is_in_recovery()") for name in MEMBERS}
 
 
+def current_primary(lab_hosts):
+    primaries = [name for name, in_recovery in roles(lab_hosts).items() if in_recovery == "f"]
+    assert len(primaries) == 1, primaries
+    return primaries[0]
+
+
+def slot(name):
+    """The slot the role names for a member (roles/postgres_tuned/tasks/replication.yml)."""
+    return "dbops_" + name
+
+
 def wait_for(check, timeout=30):
     deadline = time.time() + timeout
     while True:
@@ -28,19 +45,35 @@ def wait_for(check, timeout=30):
         time.sleep(0.5)
 
 
+def drill_results(name, kinds=("writer", "drill")):
+    """What side_effect kept of a drill: the writer's summary, drill.json (written once the drill's playbook
+    ended) and, for the failover, before.json (written before pg_failover.yml ran, so the checks that read only it
+    and the live servers judge the outcome even when the failover failed half-way)."""
+    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], name)
+    results = {}
+    for kind in kinds:
+        with open(os.path.join(directory, kind + ".json"), encoding="utf-8") as handle:
+            results[kind] = json.load(handle)
+    with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
+        results["acked"] = [int(line) for line in handle if line.strip()]
+    return results
+
+
+def stored_ids(host):
+    return {int(v) for v in psql(host, "SELECT id FROM acks").split()}
+
+
 def test_exactly_one_primary_and_the_others_stream(lab_hosts):
-    seen = roles(lab_hosts)
-    primaries = [name for name, in_recovery in seen.items() if in_recovery == "f"]
-    assert len(primaries) == 1, seen
-    streaming = psql(lab_hosts[primaries[0]],
-                     "SELECT string_agg(application_name || ':' || state, ',' ORDER BY application_name) "
-                     "FROM pg_stat_replication")
-    assert streaming == ",".join("%s:streaming" % n for n in MEMBERS if n != primaries[0])
+    primary = current_primary(lab_hosts)
+    streaming = psql(lab_hosts[primary],
+                     "SELECT string_agg(application_name || ':' || state || ':' || sync_state, ',' "
+                     "ORDER BY application_name) FROM pg_stat_replication")
+    # quorum commit (postgres_tuned_synchronous_standbys: 1): each replica is a candidate for the quorum
+    assert streaming == ",".join("%s:streaming:quorum" % n for n in MEMBERS if n != primary)
 
 
 def test_row_committed_on_the_primary_is_read_on_each_replica(lab_hosts, lab_ips):
-    seen = roles(lab_hosts)
-    primary = [name for name, in_recovery in seen.items() if in_recovery == "f"][0]
+    primary = current_primary(lab_hosts)
     marker = "row-%d" % time.time_ns()
     connection = psycopg2.connect(host=lab_ips[primary], user="app", password=APP_PASSWORD, dbname="app")
     connection.autocommit = True
@@ -58,32 +91,99 @@ def test_row_committed_on_the_primary_is_read_on_each_replica(lab_hosts, lab_ips
             assert refused.rc != 0 and "read-only" in refused.stderr
 
 
-def drill_results():
-    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "drill")
-    with open(os.path.join(directory, "writer.json"), encoding="utf-8") as handle:
-        summary = json.load(handle)
-    with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
-        acked = {int(line) for line in handle if line.strip()}
-    return summary, acked
-
-
-def test_switchover_kept_every_acknowledged_row(lab_hosts, lab_ips):
-    summary, acked = drill_results()
-    assert summary["acked"] == len(acked) > 0
-    # the writer wrote through two primaries: the switchover happened under it
-    assert len(summary["primaries_written"]) == 2 and summary["primaries_written"][0] == lab_ips["pga"], summary
-    print("switchover write gap: %.2f s, %d acknowledged, %d failed commits" % (
-        summary["write_gap_seconds"], summary["acked"], summary["failed_commits"]))
-    seen = roles(lab_hosts)
-    assert seen["pga"] == "t", "the old primary pga is not a replica: %s" % seen
+def test_slots_now_one_per_replica_on_the_primary_each_used_by_its_replica(lab_hosts):
+    primary = current_primary(lab_hosts)
+    # each slot joined to the WAL sender holding it: the sender's application_name is the replica's name
+    held = psql(lab_hosts[primary],
+                "SELECT string_agg(s.slot_name || ':' || s.slot_type || ':' || s.active || ':'"
+                " || coalesce(r.application_name, '-'), ',' ORDER BY s.slot_name)"
+                " FROM pg_replication_slots s LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid")
+    assert held == ",".join("%s:physical:true:%s" % (slot(n), n) for n in MEMBERS if n != primary)
     for name in MEMBERS:
-        def missing(n=name):
-            return acked - {int(v) for v in psql(lab_hosts[n], "SELECT id FROM acks").split()}
-        wait_for(lambda: not missing())
-        lacking = missing()
+        if name != primary:
+            # the replica streams through its own slot, and keeps none itself
+            assert psql(lab_hosts[name], "SELECT slot_name FROM pg_stat_wal_receiver") == slot(name)
+            assert psql(lab_hosts[name], "SELECT count(*) FROM pg_replication_slots") == "0", \
+                "%s (a replica) holds slots: they would keep WAL forever" % name
+
+
+@pytest.mark.parametrize("drill", DRILLS)
+def test_slots_right_after_the_drill(drill):
+    record = drill_results(drill)["drill"]
+    new, members = record["new_primary"], record["members"]
+    senders = {s["application_name"]: s["pid"] for s in members[new]["senders"]}
+    slots = {s["name"]: s for s in members[new]["slots"]}
+    replicas = [n for n in MEMBERS if n != new]
+    # the new primary holds a slot for each other member (the old primary included), each in use by the WAL sender
+    # streaming to that member
+    assert sorted(slots) == sorted(slot(n) for n in replicas), members[new]
+    for name in replicas:
+        held = slots[slot(name)]
+        assert held["type"] == "physical" and held["active"] is True and held["restart_lsn"], held
+        assert held["active_pid"] == senders.get(name), (name, held, senders)
+        # no member other than the primary keeps a slot: the old primary's slots were dropped, not left to hold WAL
+        assert members[name]["slots"] == [], "%s keeps slots after the %s: %s" % (name, drill, members[name]["slots"])
+
+
+@pytest.mark.parametrize("drill", DRILLS)
+def test_drill_kept_every_acknowledged_row_on_every_member(lab_hosts, lab_ips, drill):
+    results = drill_results(drill)
+    summary, record, acked = results["writer"], results["drill"], set(results["acked"])
+    assert summary["acked"] == len(acked) > 0
+    # the writer wrote through the old primary, then the new one: the drill happened under it
+    assert summary["primaries_written"] == [lab_ips[record["old_primary"]], lab_ips[record["new_primary"]]], \
+        (summary, record)
+    print("%s write gap: %.2f s, %d acknowledged, %d failed commits" % (
+        drill, summary["write_gap_seconds"], summary["acked"], summary["failed_commits"]))
+    for name in MEMBERS:
+        wait_for(lambda n=name: not acked - stored_ids(lab_hosts[n]))
+        lacking = acked - stored_ids(lab_hosts[name])
         assert not lacking, "%s lacks acknowledged rows %s" % (name, sorted(lacking)[:10])
 
 
-def test_old_primary_follows_the_new_one(lab_hosts):
-    assert psql(lab_hosts["pga"], "SELECT pg_is_in_recovery()") == "t"
-    assert psql(lab_hosts["pga"], "SELECT status FROM pg_stat_wal_receiver") == "streaming"
+@pytest.mark.parametrize("drill", DRILLS)
+def test_old_primary_followed_the_new_one_right_after_the_drill(lab_ips, drill):
+    record = drill_results(drill)["drill"]
+    old, new = record["old_primary"], record["new_primary"]
+    assert old != new
+    assert record["members"][new]["in_recovery"] is False, record
+    for name in MEMBERS:
+        if name != new:
+            assert record["members"][name]["in_recovery"] is True, record
+            assert record["members"][name]["receiver"] == "streaming", record
+            assert record["members"][name]["upstream"] == lab_ips[new], record
+
+
+def test_failover_promoted_the_replica_that_received_the_most():
+    results = drill_results("drill-failover", kinds=("drill", "before"))
+    record, before = results["drill"], results["before"]
+    received = {name: int(value) for name, value in record["received"].items() if name != before["old_primary"]}
+    # the drill set the choice up: one replica received less than the other when the primary died
+    assert received[before["lagging"]] < max(received.values()), (record, before)
+    assert record["new_primary"] != before["lagging"], (record, before)
+    assert received[record["new_primary"]] == max(received.values()), (record, before)
+
+
+def test_failover_lost_no_row_acknowledged_before_the_kill(lab_hosts):
+    results = drill_results("drill-failover", kinds=("before",))
+    before = results["before"]
+    before_kill = results["acked"][:before["acked_before_kill"]]
+    # rows acknowledged while one replica lagged: quorum commit put them on the other replica only
+    while_lagging = results["acked"][before["acked_at_lag"]:before["acked_before_kill"]]
+    assert len(before_kill) > 10 and len(while_lagging) >= 50, before
+    primary = current_primary(lab_hosts)
+    lacking = set(before_kill) - stored_ids(lab_hosts[primary])
+    assert not lacking, "the primary %s lacks %d rows acknowledged before the kill (%d while %s lagged): %s" % (
+        primary, len(lacking), len(set(while_lagging) & lacking), before["lagging"], sorted(lacking)[:10])
+
+
+def test_no_member_holds_the_commit_only_the_dead_primary_had(lab_hosts):
+    # the dead primary's divergent commit is gone from it (rewound) and never reached the others
+    for name in MEMBERS:
+        assert DIVERGENT_ID not in stored_ids(lab_hosts[name]), "%s holds the divergent row" % name
+
+
+def test_failover_rewound_the_dead_primary():
+    record = drill_results("drill-failover")["drill"]
+    assert record["rejoined"] == [record["old_primary"]]
+    assert record["rewind_changed"] is True and any("Done!" in line for line in record["rewind_output"]), record

@@ -152,3 +152,13 @@ def test_client_without_tls_is_refused(lab_ips):
     with pytest.raises(psycopg2.OperationalError, match="no encryption"):
         psycopg2.connect(host=lab_ips["pg1"], user="app", password=APP_PASSWORD, dbname="app", sslmode="disable",
                          connect_timeout=5)
+
+
+def test_pgdg_check_mode_left_the_fresh_host_untouched(lab_hosts):
+    """side_effect ran the PGDG path in check mode on pgdg1 (pgdg_check.yml): nothing of it may be there."""
+    fresh = lab_hosts["pgdg1"]
+    for path in ("/usr/share/keyrings/pgdg.asc", "/etc/apt/sources.list.d/pgdg.list", "/etc/postgresql",
+                 "/var/lib/postgresql"):
+        assert not fresh.file(path).exists, path
+    assert not fresh.package("postgresql-common").is_installed
+    assert not fresh.package("postgresql-16").is_installed
