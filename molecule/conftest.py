@@ -53,3 +53,37 @@ def drill():
     with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
         acked = {int(line) for line in handle if line.strip()}
     return {"dir": directory, "summary": summary, "acked": acked}
+
+
+# Runs inside a proxy: admin queries with the proxysql role's 0600 credentials file, rows printed as JSON.
+_PROXYSQL_ADMIN_QUERY = """
+import json, sys, pymysql
+opts = dict(l.strip().split('=', 1) for l in open('/root/.proxysql-admin.cnf') if '=' in l and l[0] != '#')
+c = pymysql.connect(host=opts['host'], port=int(opts['port']), user=opts['user'], password=opts['password'])
+with c.cursor(pymysql.cursors.DictCursor) as cur:
+    cur.execute(sys.argv[1])
+    print(json.dumps(cur.fetchall(), default=str))
+"""
+
+
+@pytest.fixture(scope="session")
+def proxysql_admin():
+    """proxysql_admin(host, query) -> rows as dicts, from ProxySQL's admin interface on that proxy, logged in
+    with the role's credentials file (no password passes through the test)."""
+    def run(host, query):
+        result = host.run("python3 -c %s %s", _PROXYSQL_ADMIN_QUERY, query)
+        assert result.rc == 0, result.stderr
+        return json.loads(result.stdout)
+    return run
+
+
+@pytest.fixture(scope="session")
+def proxy_drill():
+    """What molecule/ha_failover's drill.py left in <ephemeral>/drill: results.json, plus the acknowledged ids
+    under "acked"."""
+    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "drill")
+    with open(os.path.join(directory, "results.json"), encoding="utf-8") as handle:
+        report = json.load(handle)
+    with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
+        report["acked"] = {int(line) for line in handle if line.strip()}
+    return report

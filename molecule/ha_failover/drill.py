@@ -127,30 +127,35 @@ def wait_until(predicate, timeout, step=0.05):
     return None
 
 
-def main():
+def argument_parser(settle):
+    """The options every drill script takes (this one and ha_failover_gr's drill_gr.py)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--vip", required=True)
     parser.add_argument("--port", type=int, default=6033)
     parser.add_argument("--user", required=True)
     parser.add_argument("--password-file", required=True)
     parser.add_argument("--database", required=True)
-    parser.add_argument("--network", required=True)
     parser.add_argument("--proxies", required=True, help="name=container,...")
-    parser.add_argument("--proxy-ips", required=True, help="name=ip,...")
-    parser.add_argument("--galera", required=True, help="name=container,...")
     parser.add_argument("--out", required=True)
     parser.add_argument("--pause", type=float, default=0.05)
     parser.add_argument("--timeout", type=float, default=0.5, help="client connect/read/write timeout")
-    parser.add_argument("--settle", type=float, default=5.0, help="seconds of traffic after each drill")
-    args = parser.parse_args()
-    pairs = lambda text: dict(item.split("=", 1) for item in text.split(","))  # noqa: E731
-    proxies, proxy_ips, galera = pairs(args.proxies), pairs(args.proxy_ips), pairs(args.galera)
+    parser.add_argument("--settle", type=float, default=settle, help="seconds of traffic after each drill")
+    return parser
+
+
+def pairs(text):
+    """'a=x,b=y' -> {'a': 'x', 'b': 'y'}"""
+    return dict(item.split("=", 1) for item in text.split(","))
+
+
+def prepare(args, proxies):
+    """Reads the password from its 0600 file, creates --out, empties the proxies' VRRP state logs (only this run's
+    transitions count) and gives the client an empty table through the VIP; returns the password."""
     with open(args.password_file, encoding="utf-8") as handle:
         password = handle.read().strip()
     os.makedirs(args.out, exist_ok=True)
     for container in proxies.values():
-        in_container(container, ": > %s" % STATE_LOG)   # only this run's transitions
-
+        in_container(container, ": > %s" % STATE_LOG)
     setup = pymysql.connect(host=args.vip, port=args.port, user=args.user, password=password,
                             database=args.database, autocommit=True, connect_timeout=5)
     with setup.cursor() as cursor:
@@ -158,6 +163,17 @@ def main():
                        "at TIMESTAMP(6) DEFAULT CURRENT_TIMESTAMP(6))" % TABLE)
         cursor.execute("DELETE FROM %s" % TABLE)
     setup.close()
+    return password
+
+
+def main():
+    parser = argument_parser(settle=5.0)
+    parser.add_argument("--network", required=True)
+    parser.add_argument("--proxy-ips", required=True, help="name=ip,...")
+    parser.add_argument("--galera", required=True, help="name=container,...")
+    args = parser.parse_args()
+    proxies, proxy_ips, galera = pairs(args.proxies), pairs(args.proxy_ips), pairs(args.galera)
+    password = prepare(args, proxies)
     hostnames = dict((name, in_container(container, "hostname").strip()) for name, container in galera.items())
 
     client = Client(args, password, args.out)

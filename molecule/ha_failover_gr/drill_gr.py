@@ -17,7 +17,6 @@ rejoin, and the members' states at the end. The password is read from a 0600 fil
     drill_gr.py --vip IP --user U --password-file F --database app --proxies p1=ctr,... --members gr1=ctr,...
                 --out DIR
 """
-import argparse
 import json
 import os
 import sys
@@ -29,7 +28,6 @@ sys.path.insert(0, os.path.join(HERE, "..", "ha_failover"))
 
 import drill as ha  # noqa: E402  pylint: disable=wrong-import-position
 import report as ha_report  # noqa: E402  pylint: disable=wrong-import-position
-import pymysql  # noqa: E402  pylint: disable=wrong-import-position
 
 DRILLS = ["primary_kill", "service_kill", "service_restart", "member_rejoin"]
 FAULTS = {"primary_kill": "kill", "service_kill": "kill", "service_restart": "start", "member_rejoin": "start"}
@@ -89,39 +87,16 @@ def log_times(container, since, needle):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--vip", required=True)
-    parser.add_argument("--port", type=int, default=6033)
-    parser.add_argument("--user", required=True)
-    parser.add_argument("--password-file", required=True)
-    parser.add_argument("--database", required=True)
-    parser.add_argument("--proxies", required=True, help="name=container,...")
+    parser = ha.argument_parser(settle=3.0)
     parser.add_argument("--members", required=True, help="name=container,...")
     parser.add_argument("--addresses", required=True, help="name=address the group reports,...")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--pause", type=float, default=0.05)
-    parser.add_argument("--timeout", type=float, default=0.5, help="client connect/read/write timeout")
-    parser.add_argument("--settle", type=float, default=3.0, help="seconds of traffic after a drill's recovery")
     args = parser.parse_args()
-    pairs = lambda text: dict(item.split("=", 1) for item in text.split(","))  # noqa: E731
-    proxies, members, addresses = pairs(args.proxies), pairs(args.members), pairs(args.addresses)
-    with open(args.password_file, encoding="utf-8") as handle:
-        password = handle.read().strip()
-    os.makedirs(args.out, exist_ok=True)
-    for container in proxies.values():
-        ha.in_container(container, ": > %s" % ha.STATE_LOG)
+    proxies, members, addresses = ha.pairs(args.proxies), ha.pairs(args.members), ha.pairs(args.addresses)
     # The drill starts a killed server itself: no systemd restart behind its back.
     for container in members.values():
         ha.in_container(container, "mkdir -p /run/systemd/system/mysql.service.d && printf '[Service]\\nRestart=no\\n'"
                         " > /run/systemd/system/mysql.service.d/zz-drill.conf && systemctl daemon-reload")
-
-    setup = pymysql.connect(host=args.vip, port=args.port, user=args.user, password=password,
-                            database=args.database, autocommit=True, connect_timeout=5)
-    with setup.cursor() as cursor:
-        cursor.execute("CREATE TABLE IF NOT EXISTS %s (id BIGINT PRIMARY KEY, node VARCHAR(64), "
-                       "at TIMESTAMP(6) DEFAULT CURRENT_TIMESTAMP(6))" % ha.TABLE)
-        cursor.execute("DELETE FROM %s" % ha.TABLE)
-    setup.close()
+    password = ha.prepare(args, proxies)
     hostnames = dict((name, ha.in_container(container, "hostname").strip()) for name, container in members.items())
     group = {"hostnames": hostnames}
 

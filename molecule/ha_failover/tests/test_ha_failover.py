@@ -1,7 +1,6 @@
 """The proxy tier after one drill run: ProxySQL safe and identical on both proxies, the VIP moved where it
 should, writes kept flowing with short gaps, and every acknowledged row is on every Galera member."""
 import json
-import os
 
 import pymysql
 import pytest
@@ -14,42 +13,16 @@ GAP_LIMIT_S = 1.0
 OLD_ADMIN_PASSWORD = "molecule-admin-secret"
 NEW_ADMIN_PASSWORD = "molecule-admin-secret-2"
 
-# Runs inside a proxy: admin queries with the role's 0600 credentials file, rows printed as JSON.
-ADMIN_QUERY = """
-import json, sys, pymysql
-opts = dict(l.strip().split('=', 1) for l in open('/root/.proxysql-admin.cnf') if '=' in l and l[0] != '#')
-c = pymysql.connect(host=opts['host'], port=int(opts['port']), user=opts['user'], password=opts['password'])
-with c.cursor(pymysql.cursors.DictCursor) as cur:
-    cur.execute(sys.argv[1])
-    print(json.dumps(cur.fetchall(), default=str))
-"""
-
-
-def admin(host, query):
-    result = host.run("python3 -c %s %s", ADMIN_QUERY, query)
-    assert result.rc == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-@pytest.fixture(scope="module")
-def results():
-    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "drill")
-    with open(os.path.join(directory, "results.json"), encoding="utf-8") as handle:
-        report = json.load(handle)
-    with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
-        report["acked"] = {int(line) for line in handle if line.strip()}
-    return report
-
 
 @pytest.mark.parametrize("proxy", PROXIES)
-def test_admin_interface_is_on_loopback_and_refuses_the_package_default(lab_hosts, proxy):
+def test_admin_interface_is_on_loopback_and_refuses_the_package_default(lab_hosts, proxy, proxysql_admin):
     host = lab_hosts[proxy]
     listening = host.run("ss -Hltn 'sport = :6032'").stdout
     assert "127.0.0.1:6032" in listening and "0.0.0.0:6032" not in listening, listening
     refused = host.run("python3 -c %s", "import pymysql; pymysql.connect(host='127.0.0.1', port=6032, "
                                         "user='admin', password='admin')")
     assert refused.rc != 0 and "Access denied" in refused.stderr, refused.stderr
-    assert admin(host, "SELECT 1 AS one") == [{"one": "1"}]
+    assert proxysql_admin(host, "SELECT 1 AS one") == [{"one": "1"}]
 
 
 def admin_login(host, password):
@@ -60,7 +33,7 @@ def admin_login(host, password):
 
 
 @pytest.mark.parametrize("proxy", PROXIES)
-def test_a_changed_admin_password_reaches_the_running_proxysql(lab_hosts, proxy):
+def test_a_changed_admin_password_reaches_the_running_proxysql(lab_hosts, proxy, proxysql_admin):
     # p2: changed by the converge, logged in with its file as it was; p1: already changed by a "stopped run",
     # so the converge logged in with the new password (the fallback) and only rewrote the file
     host = lab_hosts[proxy]
@@ -69,7 +42,8 @@ def test_a_changed_admin_password_reaches_the_running_proxysql(lab_hosts, proxy)
     assert rc != 0 and "Access denied" in stderr, stderr
     # saved to disk too (a restart keeps it), and the 0600 file the role logs in with follows it
     for table in ("runtime_global_variables", "disk.global_variables"):
-        rows = admin(host, "SELECT variable_value FROM %s WHERE variable_name = 'admin-admin_credentials'" % table)
+        rows = proxysql_admin(host, "SELECT variable_value FROM %s WHERE variable_name = 'admin-admin_credentials'"
+                              % table)
         assert rows == [{"variable_value": "dbops_admin:" + NEW_ADMIN_PASSWORD}], table
 
 
@@ -89,30 +63,30 @@ def test_credential_files_are_0600_and_the_restart_policy_is_set(lab_hosts, prox
     assert host.run("systemctl show -p Restart --value proxysql").stdout.strip() == "on-failure"
 
 
-def test_every_proxy_has_the_same_configuration(lab_hosts):
+def test_every_proxy_has_the_same_configuration(lab_hosts, proxysql_admin):
     tables = ("mysql_servers", "mysql_users", "mysql_query_rules", "mysql_galera_hostgroups")
     seen = {}
     for proxy in PROXIES:
         seen[proxy] = dict((table, sorted(json.dumps(row, sort_keys=True) for row in
-                                          admin(lab_hosts[proxy], "SELECT * FROM %s" % table)))
+                                          proxysql_admin(lab_hosts[proxy], "SELECT * FROM %s" % table)))
                            for table in tables)
     assert seen["p1"] == seen["p2"]
     assert len(seen["p1"]["mysql_servers"]) == 3
 
 
-def test_weighted_single_writer_and_ordered_fallbacks(lab_hosts, lab_ips):
-    rows = admin(lab_hosts["p1"], "SELECT hostname, weight FROM mysql_servers WHERE hostgroup_id=10")
+def test_weighted_single_writer_and_ordered_fallbacks(lab_hosts, lab_ips, proxysql_admin):
+    rows = proxysql_admin(lab_hosts["p1"], "SELECT hostname, weight FROM mysql_servers WHERE hostgroup_id=10")
     weights = dict((row["hostname"], int(row["weight"])) for row in rows)
     assert weights[lab_ips["g1"]] > weights[lab_ips["g2"]] > weights[lab_ips["g3"]]
 
 
-def test_sharding_rules_use_word_boundaries_and_are_saved_to_disk(lab_hosts):
+def test_sharding_rules_use_word_boundaries_and_are_saved_to_disk(lab_hosts, proxysql_admin):
     for table in ("mysql_query_rules", "disk.mysql_query_rules", "runtime_mysql_query_rules"):
-        rows = admin(lab_hosts["p1"], "SELECT match_pattern FROM %s WHERE rule_id=1000" % table)
+        rows = proxysql_admin(lab_hosts["p1"], "SELECT match_pattern FROM %s WHERE rule_id=1000" % table)
         assert rows == [{"match_pattern": "\\bsbtest1\\b"}], table
 
 
-def test_locking_reads_go_to_the_writer_and_plain_reads_to_the_readers(lab_hosts):
+def test_locking_reads_go_to_the_writer_and_plain_reads_to_the_readers(lab_hosts, proxysql_admin):
     holder = next(p for p in PROXIES if lab_hosts[p].run("ip -o -4 addr show").stdout.count(" %s/" % VIP))
     connection = pymysql.connect(host=VIP, port=6033, user="writer", password="molecule-writer-secret",
                                  database="app", autocommit=True)
@@ -120,8 +94,8 @@ def test_locking_reads_go_to_the_writer_and_plain_reads_to_the_readers(lab_hosts
         cursor.execute("SELECT id FROM ha_writes WHERE id = 1 FOR UPDATE")
         cursor.execute("SELECT COUNT(*) FROM ha_writes WHERE id > 0")
     connection.close()
-    digests = admin(lab_hosts[holder], "SELECT hostgroup, digest_text FROM stats_mysql_query_digest "
-                                       "WHERE digest_text LIKE 'SELECT % FROM ha_writes%'")
+    digests = proxysql_admin(lab_hosts[holder], "SELECT hostgroup, digest_text FROM stats_mysql_query_digest "
+                                                "WHERE digest_text LIKE 'SELECT % FROM ha_writes%'")
     routes = dict((row["digest_text"], row["hostgroup"]) for row in digests)
     print("routes:", routes)
     assert [hg for text, hg in routes.items() if "FOR UPDATE" in text] == ["10"]
@@ -133,30 +107,30 @@ def test_the_vip_is_held_by_exactly_one_proxy(lab_hosts):
     assert len(holders) == 1, holders
 
 
-def test_drills_ran_and_print_next_to_the_seeds(results):
+def test_drills_ran_and_print_next_to_the_seeds(proxy_drill):
     print()
-    for drill, result in results["drills"].items():
+    for drill, result in proxy_drill["drills"].items():
         print("%-16s gap %.3f s  failed %d/%d  VIP move %s  backend switch %s  angel %s   seeds: %s %s" % (
             drill, result["longest_write_gap_s"], result["failed"], result["requests"], result["vip_move_s"],
             result["backend_switch_s"], result.get("angel_restart_s"), result["seed"][0], result["seed"][1]))
-    assert list(results["drills"]) == ["worker_kill", "service_kill", "service_restart", "writer_kill",
-                                       "network_cut", "network_back"]
-    assert results["galera_at_end"] == "galera_synced"
+    assert list(proxy_drill["drills"]) == ["worker_kill", "service_kill", "service_restart", "writer_kill",
+                                           "network_cut", "network_back"]
+    assert proxy_drill["galera_at_end"] == "galera_synced"
 
 
 @pytest.mark.parametrize("drill", ["worker_kill", "service_kill", "service_restart", "writer_kill", "network_cut"])
-def test_longest_write_gap_is_under_a_second(results, drill):
-    assert results["drills"][drill]["longest_write_gap_s"] < GAP_LIMIT_S, results["drills"][drill]
+def test_longest_write_gap_is_under_a_second(proxy_drill, drill):
+    assert proxy_drill["drills"][drill]["longest_write_gap_s"] < GAP_LIMIT_S, proxy_drill["drills"][drill]
 
 
-def test_worker_kill_is_absorbed_by_the_angel_without_moving_the_vip(results):
-    result = results["drills"]["worker_kill"]
+def test_worker_kill_is_absorbed_by_the_angel_without_moving_the_vip(proxy_drill):
+    result = proxy_drill["drills"]["worker_kill"]
     assert result["angel_restart_s"] is not None and result["angel_restart_s"] < 2.0
     assert result["vip_move_s"] is None
 
 
-def test_service_kill_moves_the_vip_and_restart_brings_it_back(results):
-    kill, restart = results["drills"]["service_kill"], results["drills"]["service_restart"]
+def test_service_kill_moves_the_vip_and_restart_brings_it_back(proxy_drill):
+    kill, restart = proxy_drill["drills"]["service_kill"], proxy_drill["drills"]["service_restart"]
     assert kill["vip_holder_before"] == kill["target"]
     assert kill["vip_holder_after"] != kill["target"] and kill["vip_move_s"] is not None
     assert kill["holders_after"] == [kill["vip_holder_after"]]
@@ -164,26 +138,26 @@ def test_service_kill_moves_the_vip_and_restart_brings_it_back(results):
     assert restart["vip_holder_after"] == restart["target"] and restart["holders_after"] == [restart["target"]]
 
 
-def test_writer_kill_moves_writes_to_another_member(results):
-    result = results["drills"]["writer_kill"]
+def test_writer_kill_moves_writes_to_another_member(proxy_drill):
+    result = proxy_drill["drills"]["writer_kill"]
     assert result["backend_after"] != result["backend_before"] and result["backend_switch_s"] is not None
 
 
-def test_network_cut_moves_the_vip(results):
-    result = results["drills"]["network_cut"]
+def test_network_cut_moves_the_vip(proxy_drill):
+    result = proxy_drill["drills"]["network_cut"]
     assert result["vip_holder_after"] != result["target"] and result["vip_move_s"] is not None
     assert result["holders_after"] == [result["vip_holder_after"]]
 
 
 @pytest.mark.parametrize("member", MEMBERS)
-def test_every_acknowledged_row_is_on_every_member(lab_hosts, sql, results, member):
+def test_every_acknowledged_row_is_on_every_member(lab_hosts, sql, proxy_drill, member):
     present = {int(row[0]) for row in sql(lab_hosts[member], "SELECT id FROM app.ha_writes")}
-    missing = sorted(results["acked"] - present)
-    assert len(results["acked"]) > 300
+    missing = sorted(proxy_drill["acked"] - present)
+    assert len(proxy_drill["acked"]) > 300
     assert not missing, "%s lacks %d acknowledged rows, first %s" % (member, len(missing), missing[:10])
 
 
-def test_killed_writer_rejoins_and_gets_no_write_before_it_is_synced(results):
-    result = results["drills"]["writer_kill"]
+def test_killed_writer_rejoins_and_gets_no_write_before_it_is_synced(proxy_drill):
+    result = proxy_drill["drills"]["writer_kill"]
     assert result["rejoin_synced_s"] is not None, ("the killed writer never logged '-> synced'", result)
     assert result["writes_to_unsynced_node"] == 0, result

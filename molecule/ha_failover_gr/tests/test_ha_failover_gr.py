@@ -1,8 +1,6 @@
 """The proxy tier over a Group Replication group after one drill run: ProxySQL follows the group's primary,
 the VIP moved when the proxy died, writes resumed on the new primary, every acknowledged row is on every
 member (the killed one rejoined), plain reads go to a secondary and locking reads to the primary."""
-import json
-import os
 import time
 
 import pymysql
@@ -17,32 +15,6 @@ WRITER_HG, READER_HG = 10, 20
 PROXY_SHARE_LIMIT_S = 3.0
 SERVICE_KILL_LIMIT_S = 3.0
 
-# Runs inside a proxy: admin queries with the role's 0600 credentials file, rows printed as JSON.
-ADMIN_QUERY = """
-import json, sys, pymysql
-opts = dict(l.strip().split('=', 1) for l in open('/root/.proxysql-admin.cnf') if '=' in l and l[0] != '#')
-c = pymysql.connect(host=opts['host'], port=int(opts['port']), user=opts['user'], password=opts['password'])
-with c.cursor(pymysql.cursors.DictCursor) as cur:
-    cur.execute(sys.argv[1])
-    print(json.dumps(cur.fetchall(), default=str))
-"""
-
-
-def admin(host, query):
-    result = host.run("python3 -c %s %s", ADMIN_QUERY, query)
-    assert result.rc == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-@pytest.fixture(scope="module")
-def results():
-    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "drill")
-    with open(os.path.join(directory, "results.json"), encoding="utf-8") as handle:
-        report = json.load(handle)
-    with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
-        report["acked"] = {int(line) for line in handle if line.strip()}
-    return report
-
 
 def primary(lab_hosts, sql):
     rows = sql(lab_hosts["gr1"], "SELECT MEMBER_HOST FROM performance_schema.replication_group_members "
@@ -51,23 +23,23 @@ def primary(lab_hosts, sql):
     return rows[0][0]
 
 
-def test_drills_ran_and_print_next_to_the_group(results):
-    group = results["group"]
+def test_drills_ran_and_print_next_to_the_group(proxy_drill):
+    group = proxy_drill["group"]
     print()
-    for drill, result in results["drills"].items():
+    for drill, result in proxy_drill["drills"].items():
         print("%-16s gap %.3f s  failed %d/%d  VIP move %s  backend switch %s   %s: %s" % (
             drill, result["longest_write_gap_s"], result["failed"], result["requests"], result["vip_move_s"],
             result["backend_switch_s"], result["seed"][0], result["seed"][1]))
     print("primary kill: %s killed, %s elected; election in the new primary's log after %s s; first commit on "
           "it through the VIP after %s s; killed member ONLINE again %s s after its start" % (
               group["killed"], group["new_primary"], group["election_log_s"],
-              results["drills"]["primary_kill"]["backend_switch_s"], group["rejoin_online_s"]))
-    assert list(results["drills"]) == ["primary_kill", "service_kill", "service_restart", "member_rejoin"]
+              proxy_drill["drills"]["primary_kill"]["backend_switch_s"], group["rejoin_online_s"]))
+    assert list(proxy_drill["drills"]) == ["primary_kill", "service_kill", "service_restart", "member_rejoin"]
     assert group["killed"] and group["new_primary"] and group["killed"] != group["new_primary"]
 
 
-def test_primary_kill_moves_writes_to_the_new_primary(results):
-    result, group = results["drills"]["primary_kill"], results["group"]
+def test_primary_kill_moves_writes_to_the_new_primary(proxy_drill):
+    result, group = proxy_drill["drills"]["primary_kill"], proxy_drill["group"]
     hostnames = {name: host for name, host in group["hostnames"].items()}
     assert result["backend_before"] == hostnames[group["killed"]], result
     # the first commit after the gap, and every commit after it in the drill's window, on the elected primary
@@ -76,16 +48,16 @@ def test_primary_kill_moves_writes_to_the_new_primary(results):
     assert group["election_log_s"] is not None, group
 
 
-def test_the_proxy_adds_little_to_the_groups_election(results):
-    result, group = results["drills"]["primary_kill"], results["group"]
+def test_the_proxy_adds_little_to_the_groups_election(proxy_drill):
+    result, group = proxy_drill["drills"]["primary_kill"], proxy_drill["group"]
     share = result["backend_switch_s"] - group["election_log_s"]
     print("\nprimary kill: gap %.3f s, election %.3f s, proxy's share %.3f s" % (
         result["longest_write_gap_s"], group["election_log_s"], share))
     assert share < PROXY_SHARE_LIMIT_S, (result, group)
 
 
-def test_service_kill_moves_the_vip_and_writes_resume(results):
-    kill, restart = results["drills"]["service_kill"], results["drills"]["service_restart"]
+def test_service_kill_moves_the_vip_and_writes_resume(proxy_drill):
+    kill, restart = proxy_drill["drills"]["service_kill"], proxy_drill["drills"]["service_restart"]
     assert kill["vip_holder_before"] == kill["target"]
     assert kill["vip_holder_after"] != kill["target"] and kill["vip_move_s"] is not None, kill
     assert kill["holders_after"] == [kill["vip_holder_after"]]
@@ -94,20 +66,20 @@ def test_service_kill_moves_the_vip_and_writes_resume(results):
     assert restart["vip_holder_after"] == restart["target"] and restart["holders_after"] == [restart["target"]]
 
 
-def test_killed_member_rejoined(results, lab_hosts, sql):
-    group = results["group"]
+def test_killed_member_rejoined(proxy_drill, lab_hosts, sql):
+    group = proxy_drill["group"]
     assert group["rejoin_online_s"] is not None, group
-    assert results["galera_at_end"] == "group_settled", results["galera_at_end"]
+    assert proxy_drill["galera_at_end"] == "group_settled", proxy_drill["galera_at_end"]
     rows = sql(lab_hosts[group["killed"]], "SELECT MEMBER_STATE FROM performance_schema.replication_group_members "
                                            "WHERE MEMBER_ID = @@server_uuid")
     assert rows == [["ONLINE"]]
 
 
 @pytest.mark.parametrize("member", MEMBERS)
-def test_every_acknowledged_row_is_on_every_member(lab_hosts, sql, results, member):
+def test_every_acknowledged_row_is_on_every_member(lab_hosts, sql, proxy_drill, member):
     present = {int(row[0]) for row in sql(lab_hosts[member], "SELECT id FROM app.ha_writes")}
-    missing = sorted(results["acked"] - present)
-    assert len(results["acked"]) > 200
+    missing = sorted(proxy_drill["acked"] - present)
+    assert len(proxy_drill["acked"]) > 200
     assert not missing, "%s lacks %d acknowledged rows, first %s" % (member, len(missing), missing[:10])
 
 
@@ -123,7 +95,7 @@ def reads_through(address, count=10):
     connection.close()
 
 
-def test_the_writer_hostgroup_holds_the_primary_alone(lab_hosts, lab_ips, sql):
+def test_the_writer_hostgroup_holds_the_primary_alone(lab_hosts, lab_ips, sql, proxysql_admin):
     """The rejoined member counts too: verify starts right after it is ONLINE again, and each proxy takes a
     member it shunned back at the first query after its recovery time: reads through the proxy, for 30 s."""
     address = primary(lab_hosts, sql)
@@ -131,7 +103,7 @@ def test_the_writer_hostgroup_holds_the_primary_alone(lab_hosts, lab_ips, sql):
     for proxy in PROXIES:
         deadline = time.monotonic() + 30
         while True:
-            rows = admin(lab_hosts[proxy], "SELECT hostgroup_id, hostname, status FROM runtime_mysql_servers")
+            rows = proxysql_admin(lab_hosts[proxy], "SELECT hostgroup_id, hostname, status FROM runtime_mysql_servers")
             online = [row for row in rows if row["status"] == "ONLINE"]
             writers = sorted(row["hostname"] for row in online if int(row["hostgroup_id"]) == WRITER_HG)
             readers = sorted(row["hostname"] for row in online if int(row["hostgroup_id"]) == READER_HG)
