@@ -20,13 +20,13 @@ import sys
 
 CONFIGS = [
     ("stock", "MySQL stock"),
-    ("dedicated", "innodb_dedicated_server=ON"),
+    ("dedicated", "dedicated+container_aware"),
     ("ours", "ours (percona_server role)"),
 ]
 METRICS = [("tps", "transactions/s", True), ("qps", "queries/s", True), ("p99", "p99 latency ms", False)]
 SETTING_NAMES = ["innodb_buffer_pool_size", "innodb_redo_log_capacity", "innodb_dedicated_server",
                  "innodb_io_capacity", "innodb_flush_method", "max_connections", "sync_binlog",
-                 "innodb_flush_log_at_trx_commit", "version"]
+                 "innodb_flush_log_at_trx_commit", "temptable_max_ram", "container_aware", "version"]
 
 
 def parse_sysbench(output):
