@@ -174,6 +174,18 @@ def find_package_file(pattern, base=REPO_DIR):
     return chosen
 
 
+def fact_cache_dir(topo):
+    """Where `configure` keeps the hosts' gathered facts between runs (a jsonfile fact cache)."""
+    return os.path.join(os.path.dirname(topo["inventory"]), "facts")
+
+
+def forget_facts(topo, host_name):
+    """Drop a host's cached facts: a host created again must be asked again."""
+    path = os.path.join(fact_cache_dir(topo), host_name)
+    if os.path.exists(path):
+        os.remove(path)
+
+
 def container_name(topo, host):
     return f"{topo['name']}-{host['name']}"
 
@@ -321,6 +333,7 @@ def cmd_up(topo, _args):
     for host in topo["hosts"]:
         name = container_name(topo, host)
         if name not in states:
+            forget_facts(topo, host["name"])
             run_host(topo, host)
             changed.append(f"created {name}")
             continue
@@ -357,6 +370,7 @@ def cmd_down(topo, _args):
         podman("network", "rm", "-f", net)
     if os.path.exists(topo["inventory"]):
         os.remove(topo["inventory"])
+    shutil.rmtree(fact_cache_dir(topo), ignore_errors=True)
     print(f"==> lab {topo['name']} is down: removed {len(names)} containers and network {net}")
 
 
@@ -486,6 +500,13 @@ def cmd_configure(topo, _args):
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PYTHONUNBUFFERED="1")
     env.setdefault("ANSIBLE_CONFIG", os.path.join(REPO_DIR, "ansible.cfg"))
     env.setdefault("ANSIBLE_HOME", os.path.join(REPO_DIR, ".ansible"))
+    # Facts persist between runs (ansible.cfg gathers `smart`: only a host without cached facts is asked). What
+    # the roles read of them (OS family and release, host name, addresses, virtualization) is fixed for a
+    # container's life; `up` forgets the facts of a host it creates and `down` forgets them all. Only `make lab`
+    # uses this cache: playbooks run by hand gather as ansible.cfg says.
+    env.setdefault("ANSIBLE_CACHE_PLUGIN", "ansible.builtin.jsonfile")
+    env.setdefault("ANSIBLE_CACHE_PLUGIN_CONNECTION", fact_cache_dir(topo))
+    env.setdefault("ANSIBLE_CACHE_PLUGIN_TIMEOUT", "86400")
     groups_of = topo["configure"]["lanes"]
     lanes = [Lane(name, groups_of[name], hosts, os.path.join(log_dir, f"{name}.log"))
              for name, hosts in lane_hosts(topo).items() if hosts]

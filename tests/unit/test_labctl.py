@@ -35,7 +35,8 @@ def test_default_lab_is_the_seeds_stack_and_every_host_is_in_one_lane():
     assert [h for h, g in groups.items() if "proxysql" in g] == ["proxy1", "proxy2"]
     assert not [h for h, g in groups.items() if "gr" in g], "the default lab stays small"
     lanes = labctl.lane_hosts(topo)
-    assert lanes == {"galera": ["db1", "db2", "db3", "proxy1", "proxy2"], "mysql": ["mysql1", "mysql2"]}
+    # The proxies converge beside the cluster, not after it (a rerun's time is the longest lane's).
+    assert lanes == {"galera": ["db1", "db2", "db3"], "proxies": ["proxy1", "proxy2"], "mysql": ["mysql1", "mysql2"]}
     assert labctl.vip_addresses(topo) == [("proxysql", "10.89.100.100")]
 
 
@@ -53,7 +54,20 @@ def test_secrets_are_generated_lookups_never_literal_values():
     for name, value in secrets.items():
         if "password" in name and isinstance(value, str):
             assert "lookup('ansible.builtin.password', inventory_dir ~ '/secrets/" in value \
-                or value == "{{ lab_app_password }}", name
+                or value in ("{{ lab_app_password }}", "{{ lab_proxysql_monitor_password }}"), name
+
+
+def test_the_galera_lane_creates_the_monitor_account_the_proxies_log_in_with():
+    # The proxies' lane runs beside the cluster's, so it cannot create the account on a cluster that may not
+    # exist yet: the cluster's own accounts include it, with the user, password and privilege the proxies use.
+    topo = labctl.load_topology(TOPOLOGY, "")
+    proxies, galera = topo["group_vars"]["proxysql"], topo["group_vars"]["galera"]
+    assert proxies["proxysql_create_monitor_account"] is False
+    monitor = [u for u in galera["pxc_galera_users"] if u["name"] == "proxysql_monitor"]
+    assert monitor == [{"name": "proxysql_monitor", "host": "%", "password": proxies["proxysql_monitor_password"],
+                        "privileges": {"*.*": "USAGE"}, "update_password": "always"}]
+    defaults = yaml.safe_load(open(os.path.join(labctl.REPO_DIR, "roles", "proxysql", "defaults", "main.yml")))
+    assert defaults["proxysql_monitor_user"] == "proxysql_monitor" and defaults["proxysql_backend_group"] == "galera"
 
 
 def test_unknown_profile_is_refused_with_the_known_ones(tmp_path):
@@ -230,3 +244,17 @@ def test_up_refuses_a_running_host_whose_memory_limit_differs_from_the_topology(
     monkeypatch.setattr(labctl, "memory_limit_mb", lambda _name: None)
     with pytest.raises(labctl.LabError, match="memory limit none MiB, the topology says 2048.*down' first"):
         labctl.cmd_up(topo, None)
+
+
+def test_a_recreated_host_is_asked_for_its_facts_again(tmp_path):
+    # configure keeps gathered facts between runs (jsonfile cache beside the inventory); a host that `up`
+    # creates again, or a lab brought down, must not reuse them.
+    topo = labctl.load_topology(write_topology(tmp_path), "")
+    cache = labctl.fact_cache_dir(topo)
+    assert cache == os.path.join(os.path.dirname(topo["inventory"]), "facts")
+    os.makedirs(cache)
+    for name in ("a", "b"):
+        open(os.path.join(cache, name), "w").write("{}")
+    labctl.forget_facts(topo, "a")
+    labctl.forget_facts(topo, "nope")
+    assert sorted(os.listdir(cache)) == ["b"]
