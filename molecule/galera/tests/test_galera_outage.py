@@ -11,6 +11,12 @@ NODES = ("g1", "g2", "g3")
 
 
 @pytest.fixture(scope="module")
+def drill(drill_record):
+    """This drill's own record (side_effect.yml runs two drills on one converge)."""
+    return drill_record("drill-outage")
+
+
+@pytest.fixture(scope="module")
 def acks(drill):
     """The writer's ack log: [(id, epoch, host address)] in commit order."""
     with open(os.path.join(drill["dir"], "acks.log"), encoding="utf-8") as handle:

@@ -11,6 +11,12 @@ NODES = ("g1", "g2", "g3")
 
 
 @pytest.fixture(scope="module")
+def drill(drill_record):
+    """This drill's own record (side_effect.yml runs two drills on one converge)."""
+    return drill_record("drill-rolling")
+
+
+@pytest.fixture(scope="module")
 def roll(drill):
     with open(os.path.join(drill["dir"], "roll.json"), encoding="utf-8") as handle:
         return json.load(handle)
