@@ -24,9 +24,15 @@ import pymongo
 from pymongo.errors import PyMongoError
 
 
-def sample(hosts, path, interval, stop):
+def tls_options(ca_file):
+    """TLS with the collection's CA (the members' names checked), or nothing when no CA file is given."""
+    return dict(tls=True, tlsCAFile=ca_file) if ca_file else {}
+
+
+def sample(hosts, path, interval, stop, ca_file):
     clients = dict((h, pymongo.MongoClient(h, directConnection=True, serverSelectionTimeoutMS=500,
-                                           connectTimeoutMS=500, socketTimeoutMS=500)) for h in hosts)
+                                           connectTimeoutMS=500, socketTimeoutMS=500, **tls_options(ca_file)))
+                   for h in hosts)
     with open(path, "a", encoding="utf-8") as out:
         while not stop.is_set():
             for host, client in clients.items():
@@ -58,17 +64,19 @@ def main():
     parser.add_argument("--seconds", type=float, default=300)
     parser.add_argument("--stop-file")
     parser.add_argument("--pause", type=float, default=0.02)
+    parser.add_argument("--tls-ca-file", help="connect over TLS, checking the members against this CA")
     args = parser.parse_args()
     with open(args.password_file, encoding="utf-8") as handle:
         password = handle.read().strip()
     hosts = args.hosts.split(",")
     stop = threading.Event()
-    sampler = threading.Thread(target=sample, args=(hosts, args.sample_file, args.sample_interval, stop), daemon=True)
+    sampler = threading.Thread(target=sample, args=(hosts, args.sample_file, args.sample_interval, stop,
+                                                        args.tls_ca_file), daemon=True)
     sampler.start()
 
     client = pymongo.MongoClient(hosts, replicaSet=args.replica_set, username=args.user, password=password,
                                  authSource="admin", retryWrites=False, serverSelectionTimeoutMS=2000,
-                                 connectTimeoutMS=2000, socketTimeoutMS=15000)
+                                 connectTimeoutMS=2000, socketTimeoutMS=15000, **tls_options(args.tls_ca_file))
     collection = client.drill.get_collection("acks", write_concern=pymongo.WriteConcern(w="majority",
                                                                                         wtimeout=10000))
     acked, failed, failures = 0, 0, {}

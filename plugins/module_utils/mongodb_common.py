@@ -108,6 +108,20 @@ def client_kwargs(params, host=None):
     return kwargs
 
 
+def without_login(params):
+    """The same connection settings with no user: for the localhost exception, before any user exists. TLS stays
+    as the arguments or the credentials file say (a server under requireTLS refuses a plaintext client)."""
+    anonymous = dict(params, login_user=None, login_password=None, login_credentials_file=None)
+    if params.get("login_credentials_file"):
+        found = read_credentials_file(params["login_credentials_file"])
+        if params.get("tls") is None:
+            anonymous["tls"] = found.get("tls", False)
+        anonymous["tls_ca_file"] = params.get("tls_ca_file") or found.get("tls_ca_file")
+        anonymous["tls_certificate_key_file"] = (params.get("tls_certificate_key_file")
+                                                 or found.get("tls_certificate_key_file"))
+    return anonymous
+
+
 def connect(params, host=None):
     """A MongoClient; `host` ("name:port") overrides login_host/login_port and connects to that member only."""
     kwargs = client_kwargs(params, host=None if host is None else host.rsplit(":", 1)[0])

@@ -122,7 +122,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils import mongodb_rs_plan as plan
 from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common import (
     HAS_PYMONGO, LOGIN_ARGUMENT_SPEC, PYMONGO_IMPORT_ERROR, MongoLoginError, OperationFailure, PyMongoError,
-    connect, error_code, find_primary, hello, plain)
+    connect, error_code, find_primary, hello, plain, without_login)
 
 
 def main():
@@ -152,8 +152,8 @@ def main():
     # hello and replSetInitiate run without credentials: before initiation no user can exist (a user is a
     # write, and writes need a primary), so initiation always goes through the localhost exception or an
     # unauthenticated server. The credentials, when given, read the config of an initiated set.
-    anonymous = dict(params, login_user=None, login_password=None, login_credentials_file=None)
     try:
+        anonymous = without_login(params)
         client = connect(anonymous)
         seen = hello(client)
         if seen.get("setName") and seen["setName"] != params["set_name"]:

@@ -75,7 +75,7 @@ decision:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common import (
     HAS_PYMONGO, LOGIN_ARGUMENT_SPEC, PYMONGO_IMPORT_ERROR, MongoLoginError, OperationFailure, PyMongoError,
-    connect, error_code)
+    connect, error_code, without_login)
 
 AUTH_FAILED = 18
 
@@ -107,7 +107,7 @@ def main():
             if error_code(err) != AUTH_FAILED:
                 raise
             # No user can log in yet: the localhost exception is the way to create the first one.
-            client = connect(dict(params, login_user=None, login_password=None, login_credentials_file=None))
+            client = connect(without_login(params))
             exists, localhost_exception = False, True
         if exists:
             module.exit_json(changed=False, localhost_exception=False,

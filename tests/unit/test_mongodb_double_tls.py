@@ -186,3 +186,23 @@ def test_module_login_options_carry_tls_from_arguments_and_the_credentials_file(
     from_file = client_kwargs({"login_host": "h", "login_port": 1, "login_credentials_file": str(credentials)})
     assert from_file["tls"] is True and from_file["tlsCAFile"] == "/etc/mongodb/tls/ca.pem"
     assert from_file["username"] == "admin" and from_file["password"] == "pw"
+
+
+def test_the_localhost_exception_keeps_the_credentials_files_tls(tmp_path):
+    """Before the first user exists the modules connect without a login, but still over TLS when the credentials
+    file says so: a member under requireTLS refuses a plaintext client (seen in molecule: the set was never
+    initiated because the anonymous connection dropped the file's TLS settings)."""
+    from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common import client_kwargs, without_login
+    credentials = tmp_path / "creds.yml"
+    credentials.write_text("user: admin\npassword: 'pw'\ntls: true\ntls_ca_file: /etc/mongodb/tls/ca.pem\n"
+                           "tls_certificate_key_file: /etc/mongodb/tls/server.pem\n")
+    os.chmod(str(credentials), 0o600)
+    anonymous = client_kwargs(without_login({"login_host": "localhost", "login_port": 1,
+                                             "login_credentials_file": str(credentials)}))
+    assert "username" not in anonymous and "password" not in anonymous
+    assert (anonymous["tls"], anonymous["tlsCAFile"], anonymous["tlsCertificateKeyFile"]) == (
+        True, "/etc/mongodb/tls/ca.pem", "/etc/mongodb/tls/server.pem")
+    plain = tmp_path / "plain.yml"
+    plain.write_text("user: admin\npassword: pw\n")
+    os.chmod(str(plain), 0o600)
+    assert "tls" not in client_kwargs(without_login({"login_host": "localhost", "login_credentials_file": str(plain)}))

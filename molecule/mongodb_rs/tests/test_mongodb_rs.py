@@ -8,6 +8,7 @@ import os
 import time
 
 import pymongo
+import pytest
 
 ALL = ("m1", "m2", "m3", "m4", "m5")
 FINAL = ("m1", "m2", "m5")          # the set after the shrink
@@ -16,9 +17,14 @@ PASSWORD = "molecule-only-admin-pw"  # molecule.yml
 DRILL = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "."), "drill")
 
 
+# The set runs net.tls requireTLS with the collection's MongoDB CA (molecule.yml): every client here uses it.
+CA_FILE = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "."), "tls", "mongodb-ca.pem")
+TLS = dict(tls=True, tlsCAFile=CA_FILE)
+
+
 def admin(ip, **options):
     return pymongo.MongoClient(ip, 27017, directConnection=True, username="admin", password=PASSWORD,
-                               serverSelectionTimeoutMS=5000, **options)
+                               serverSelectionTimeoutMS=5000, **dict(TLS, **options))
 
 
 def events(lab_hosts, names=ALL):
@@ -68,7 +74,8 @@ def test_mongod_runs_under_systemd_as_mongodb(lab_hosts):
 
 
 def test_authentication_is_enforced(lab_ips):
-    anonymous = pymongo.MongoClient(lab_ips["m5"], 27017, directConnection=True, serverSelectionTimeoutMS=5000)
+    anonymous = pymongo.MongoClient(lab_ips["m5"], 27017, directConnection=True, serverSelectionTimeoutMS=5000,
+                                    **TLS)
     try:
         anonymous.admin.command("replSetGetStatus")
         raise AssertionError("replSetGetStatus answered without a login")
@@ -294,3 +301,46 @@ def test_the_os_settings_record_says_what_this_host_allowed(lab_hosts):
         assert host.service("dbops-mongodb-os").is_enabled
         sysctl_d = host.check_output("cat /etc/sysctl.d/60-dbops-mongodb.conf")
         assert "vm.swappiness = 1" in sysctl_d and "vm.max_map_count = " in sysctl_d
+
+
+# ----------------------------------------------------------------------------------- TLS (net.tls requireTLS)
+
+@pytest.mark.parametrize("node", FINAL)
+def test_the_member_runs_require_tls_with_the_collections_ca(lab_hosts, lab_ips, node):
+    conf = lab_hosts[node].file("/etc/mongod.conf").content_string
+    assert "mode: requireTLS" in conf and "certificateKeyFile: /etc/mongodb/tls/server.pem" in conf
+    pem = lab_hosts[node].file("/etc/mongodb/tls/server.pem")
+    assert (pem.user, pem.mode) == ("mongodb", 0o600) and "PRIVATE KEY" in pem.content_string
+    # The server's name is checked (pymongo's default): the member's address is in its certificate.
+    assert admin(lab_ips[node]).admin.command("ping")["ok"] == 1
+    started = [e for e in events(lab_hosts, [node]) if e["event"] == "tls"]
+    assert started and started[-1]["mode"] == "requireTLS", started[-1:]
+
+
+def test_plaintext_is_refused(lab_ips):
+    plain = pymongo.MongoClient(lab_ips["m5"], 27017, directConnection=True, serverSelectionTimeoutMS=3000)
+    with pytest.raises(pymongo.errors.PyMongoError):
+        plain.admin.command("ping")
+
+
+def test_a_client_that_does_not_trust_the_collections_ca_is_refused(lab_ips):
+    """Without the CA file pymongo checks the server against the system's CAs, which never signed it."""
+    stranger = pymongo.MongoClient(lab_ips["m5"], 27017, directConnection=True, serverSelectionTimeoutMS=3000,
+                                   tls=True)
+    with pytest.raises(pymongo.errors.ServerSelectionTimeoutError, match="certificate verify failed"):
+        stranger.admin.command("ping")
+
+
+def test_the_modules_connect_over_tls(lab_hosts):
+    credentials = lab_hosts["m1"].file("/etc/dbops/mongodb-admin.yml")
+    assert credentials.mode == 0o600
+    assert "tls: true" in credentials.content_string and "tls_ca_file: /etc/mongodb/tls/ca.pem" in \
+        credentials.content_string
+
+
+def test_dropping_tls_in_one_run_was_refused_before_any_change(lab_hosts):
+    for node in FINAL:
+        refusal = lab_hosts[node].file("/root/tls-refusal.txt").content_string
+        assert "mongodb_rs_tls_mode" in refusal and "requireTLS and this run asks for disabled" in refusal, refusal
+        assert "one step at a time" in refusal
+        assert "mode: requireTLS" in lab_hosts[node].file("/etc/mongod.conf").content_string

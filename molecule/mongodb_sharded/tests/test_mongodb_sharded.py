@@ -7,6 +7,7 @@ import json
 import os
 
 import pymongo
+import pytest
 
 CONFIG = ("c1", "c2", "c3")
 SHARD = ("s1", "s2", "s3")
@@ -132,3 +133,19 @@ def test_timings(lab_hosts):
     print("\nfirst run (stopped by the kill): %.1fs; kill -> stop: %.1fs; second run: %.1fs; FCV run: %.1fs" % (
         times["upgrade1_end"] - times["upgrade1_start"], times["upgrade1_end"] - times["killed"],
         times["upgrade2_end"] - times["upgrade2_start"], times["upgrade3_end"] - times["upgrade3_start"]))
+
+
+@pytest.mark.parametrize("node", CONFIG + SHARD)
+def test_members_restarted_on_8_0_with_8_0s_os_settings(lab_hosts, node):
+    """Installed at 7.0 (THP off, no GLIBC_TUNABLES), each member is restarted by the upgrade with the settings
+    8.0's TCMalloc wants: the record says 8.0, the drop-in and the running mongod carry glibc's rseq setting."""
+    host = lab_hosts[node]
+    record = json.loads(host.check_output("cat /etc/dbops/mongodb-os-settings.json"))
+    seen = dict((s["name"], s) for s in record["settings"])
+    assert record["release"] == "8.0" and seen["THP enabled"]["desired"] == "always", record["release"]
+    assert "Environment=GLIBC_TUNABLES=glibc.pthread.rseq=0" in host.check_output(
+        "cat /etc/systemd/system/mongod.service.d/60-dbops-limits.conf")
+    assert "echo always >" in host.check_output("cat /usr/local/sbin/dbops-mongodb-os-settings")
+    pid = host.check_output("systemctl show -p MainPID --value mongod").strip()
+    environ = host.check_output("tr '\\0' '\\n' < /proc/%s/environ" % pid).splitlines()
+    assert "GLIBC_TUNABLES=glibc.pthread.rseq=0" in environ, node
