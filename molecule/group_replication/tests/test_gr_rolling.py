@@ -29,14 +29,20 @@ def roll(drill, lab_ips):
     restarts = {}
     for member, records in samples.items():
         restarts[member] = []
-        last_up = None
+        last_up = last_in_group = None
         for record in records:
             if not record["up"]:
                 continue
             if last_up is not None and record["uptime"] < last_up["uptime"]:
-                # last_up: the last sample of the old server; started: when the new one started.
-                restarts[member].append({"last_seen_before": last_up, "started": record["t"] - record["uptime"]})
+                # last_up: the last sample of the old server; last_in_group: its last sample as a member of the
+                # group (the role stops Group Replication before the server, and a sample may fall between the
+                # two, when the server sees only itself OFFLINE); started: when the new one started.
+                restarts[member].append({"last_seen_before": last_up, "last_in_group_before": last_in_group,
+                                         "started": record["t"] - record["uptime"]})
+                last_in_group = None
             last_up = record
+            if any(name == member and state != "OFFLINE" for name, state, _ in record["view"]):
+                last_in_group = record
     print("\nrolling restart: %s; samples per member %s; restarts %s" % (
         events, dict((m, len(r)) for m, r in samples.items()),
         dict((m, [round(r["started"] - events["start"], 1) for r in rs]) for m, rs in restarts.items())))
@@ -62,9 +68,10 @@ def test_the_primary_role_moved_before_the_primary_went_down(roll):
     primary = roll["events"]["primary_before"]
     restarts = roll["restarts"][primary]
     assert restarts, "the primary %s never restarted" % primary
-    last_seen = restarts[0]["last_seen_before"]
-    # The old server's own view in its last answer before it stopped: it must already be a secondary, with
-    # another member ONLINE as primary.
+    last_seen = restarts[0]["last_in_group_before"]
+    assert last_seen, "no sample of %s as a member of the group before its restart" % primary
+    # The old server's own view in its last answer as a member of the group, before it left and stopped: it must
+    # already be a secondary, with another member ONLINE as primary.
     own = [role for name, state, role in last_seen["view"] if name == primary]
     others = [name for name, state, role in last_seen["view"] if role == "PRIMARY" and state == "ONLINE" and name != primary]
     assert own == ["SECONDARY"] and others, "%s's last view before its restart: %s" % (primary, last_seen["view"])
