@@ -135,17 +135,23 @@ def test_timings(lab_hosts):
         times["upgrade2_end"] - times["upgrade2_start"], times["upgrade3_end"] - times["upgrade3_start"]))
 
 
-@pytest.mark.parametrize("node", CONFIG + SHARD)
-def test_members_restarted_on_8_0_with_8_0s_os_settings(lab_hosts, node):
-    """Installed at 7.0 (THP off, no GLIBC_TUNABLES), each member is restarted by the upgrade with the settings
-    8.0's TCMalloc wants: the record says 8.0, the drop-in and the running mongod carry glibc's rseq setting."""
+@pytest.mark.parametrize("node", CONFIG + SHARD + ROUTERS)
+def test_members_and_routers_restarted_on_8_0_with_8_0s_os_settings(lab_hosts, node):
+    """Installed at 7.0 (THP off, no GLIBC_TUNABLES), each member and router is restarted by the upgrade with the
+    settings 8.0's TCMalloc wants: the record says 8.0, the boot script turns THP on, the drop-in and the running
+    server carry glibc's rseq setting, and its process limits are the drop-in's."""
+    from ansible_collections.dbops.clusters.plugins.module_utils import mongodb_os as rules
     host = lab_hosts[node]
+    service = "mongos" if node in ROUTERS else "mongod"
     record = json.loads(host.check_output("cat /etc/dbops/mongodb-os-settings.json"))
     seen = dict((s["name"], s) for s in record["settings"])
     assert record["release"] == "8.0" and seen["THP enabled"]["desired"] == "always", record["release"]
-    assert "Environment=GLIBC_TUNABLES=glibc.pthread.rseq=0" in host.check_output(
-        "cat /etc/systemd/system/mongod.service.d/60-dbops-limits.conf")
+    dropin = host.check_output("cat /etc/systemd/system/%s.service.d/60-dbops-limits.conf" % service)
+    assert "Environment=GLIBC_TUNABLES=glibc.pthread.rseq=0" in dropin
     assert "echo always >" in host.check_output("cat /usr/local/sbin/dbops-mongodb-os-settings")
-    pid = host.check_output("systemctl show -p MainPID --value mongod").strip()
+    pid = host.check_output("systemctl show -p MainPID --value %s" % service).strip()
     environ = host.check_output("tr '\\0' '\\n' < /proc/%s/environ" % pid).splitlines()
     assert "GLIBC_TUNABLES=glibc.pthread.rseq=0" in environ, node
+    wanted = dict(line.split("=", 1) for line in dropin.splitlines() if line.startswith("Limit"))
+    observed = rules.parse_proc_limits(host.check_output("cat /proc/%s/limits" % pid))
+    assert wanted and rules.limit_problems(wanted, observed) == [], (node, wanted, observed)
