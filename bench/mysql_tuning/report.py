@@ -135,12 +135,14 @@ def report(raw, elapsed=None):
             lines.append("  round %s %s %s: sysbench rc %s, OOM kills in the memory cgroup during this "
                          "configuration's turn: %s; %s" % (run["round"], run["config"], run["workload"], run["rc"],
                                                            run.get("oom_kills"), " ".join(run.get("error", "").split())[-200:]))
+    # -1: the count itself was killed for memory (run.yml), so at least the server was at its limit.
     oom = sorted({(int(run["round"]), run["config"], int(run.get("oom_kills") or 0)) for run in raw["runs"]
                   if int(run.get("oom_kills") or 0)})
     if oom:
         lines.append("")
         lines.append("mysqld killed for memory (cgroup oom_kill count): "
-                     + "; ".join("round %d %s: %d" % item for item in oom))
+                     + "; ".join("round %d %s: %s" % (r, c, n if n >= 0 else "unknown, the count was killed too")
+                                 for r, c, n in oom))
     lines.append("")
     lines.append("Ratios are of the medians; the bracket gives the lowest and highest ratio within one round. For "
                  "p99 latency lower is better (a ratio below 1 means faster).")
