@@ -81,8 +81,9 @@ def client_kwargs(params, host=None):
     found = {}
     if params.get("login_credentials_file"):
         found = read_credentials_file(params["login_credentials_file"])
-        user = user or found.get("user")
-        password = password or found.get("password")
+        if not params.get("login_anonymous"):      # without_login: the file's TLS settings, not its user
+            user = user or found.get("user")
+            password = password or found.get("password")
     # TLS: the module's arguments, else the credentials file's (the role writes them there when net.tls is on).
     tls = params.get("tls") if params.get("tls") is not None else found.get("tls", False)
     tls_ca_file = params.get("tls_ca_file") or found.get("tls_ca_file")
@@ -109,17 +110,9 @@ def client_kwargs(params, host=None):
 
 
 def without_login(params):
-    """The same connection settings with no user: for the localhost exception, before any user exists. TLS stays
-    as the arguments or the credentials file say (a server under requireTLS refuses a plaintext client)."""
-    anonymous = dict(params, login_user=None, login_password=None, login_credentials_file=None)
-    if params.get("login_credentials_file"):
-        found = read_credentials_file(params["login_credentials_file"])
-        if params.get("tls") is None:
-            anonymous["tls"] = found.get("tls", False)
-        anonymous["tls_ca_file"] = params.get("tls_ca_file") or found.get("tls_ca_file")
-        anonymous["tls_certificate_key_file"] = (params.get("tls_certificate_key_file")
-                                                 or found.get("tls_certificate_key_file"))
-    return anonymous
+    """The same connection settings with no user: for the localhost exception, before any user exists. The
+    credentials file still says how to connect (TLS: a server under requireTLS refuses a plaintext client)."""
+    return dict(params, login_user=None, login_password=None, login_anonymous=True)
 
 
 def connect(params, host=None):
