@@ -44,24 +44,17 @@ def sql():
     return run
 
 
-@pytest.fixture(scope="session")
-def drill_record():
-    """drill_record(name) -> what a writer left in <ephemeral>/<name>: its summary and the acknowledged ids.
-    A scenario with several drills keeps one directory per drill; its test modules override `drill`."""
-    def read(name):
-        directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], name)
-        with open(os.path.join(directory, "writer.json"), encoding="utf-8") as handle:
-            summary = json.load(handle)
-        with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
-            acked = {int(line) for line in handle if line.strip()}
-        return {"dir": directory, "summary": summary, "acked": acked}
-    return read
-
-
-@pytest.fixture(scope="session")
-def drill(drill_record):
-    """What a scenario's one writer left in <ephemeral>/drill."""
-    return drill_record("drill")
+@pytest.fixture(scope="module")
+def drill(request):
+    """What a scenario's writer left in <ephemeral>/drill: its summary and the acknowledged ids. A scenario with
+    several drills keeps one directory per drill; a test module names its own with WRITER_RECORD = "<name>"."""
+    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"],
+                             getattr(request.module, "WRITER_RECORD", "drill"))
+    with open(os.path.join(directory, "writer.json"), encoding="utf-8") as handle:
+        summary = json.load(handle)
+    with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
+        acked = {int(line) for line in handle if line.strip()}
+    return {"dir": directory, "summary": summary, "acked": acked}
 
 
 # Runs inside a proxy: admin queries with the proxysql role's 0600 credentials file, rows printed as JSON.

@@ -9,11 +9,8 @@ import pytest
 
 NODES = ("g1", "g2", "g3")
 
-
-@pytest.fixture(scope="module")
-def drill(drill_record):
-    """This drill's own record (side_effect.yml runs two drills on one converge)."""
-    return drill_record("drill-rolling")
+# This drill's record (side_effect.yml runs two drills on one converge); read by conftest's `drill` fixture.
+WRITER_RECORD = "drill-rolling"
 
 
 @pytest.fixture(scope="module")
