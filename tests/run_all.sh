@@ -27,16 +27,16 @@ stage() {  # stage NAME COMMAND...
     record "$name" "$rc" $((SECONDS - start))
 }
 
-# The docker_api connection sometimes gets no output back from the exec that creates Ansible's remote temporary
-# directory when podman is busy ("failed to resolve remote temporary directory ... returned empty string",
-# community.docker issue #644): a transport failure, not a test result. A scenario that failed with that
-# message, and only that way, runs once more from the start; the summary says so. Any other failure stands.
-transport_flake='failed to resolve remote temporary directory'
+# The docker_api connection sometimes gets no output back from an exec when podman is busy (community.docker
+# issue #644): a transport failure, not a test result. A scenario that failed with one of the messages in
+# lab/transport-flakes.txt (the lab's lanes use the same list) runs once more from the start; the summary says
+# so. Any other failure stands.
+transport_flakes=lab/transport-flakes.txt
 molecule_test_once_more_on_transport_flake() {  # NAME LOG
     local name=$1 log=$2 rc
     molecule test -s "$name" > "$log" 2>&1
     rc=$?
-    if (( rc != 0 )) && grep -q "$transport_flake" "$log"; then
+    if (( rc != 0 )) && grep -qiF -f <(grep -vE '^(#|$)' "$transport_flakes") "$log"; then
         mv "$log" "$log.transport-flake"
         echo "molecule $name: failed on the docker_api transport flake (community.docker#644); running it once more" \
             | tee -a "$build/flakes"
