@@ -200,6 +200,24 @@ NUMBER_RANGES = (
 )
 
 
+def file_name_errors(inputs, prefix):
+    """The option file and the pending-restart file live in the server's include directory, which mysqld reads
+    for *.cnf files: the option file must be one, the pending-restart file must not (mysqld would read it)."""
+    errors = []
+    for key, wants_cnf in (("config_file", True), ("restart_pending_file", False)):
+        name = inputs.get(key)
+        if name is None:
+            continue
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            errors.append("%s%s=%r: must be a file name (no directory, not hidden)" % (prefix, key, name))
+        elif wants_cnf and not name.endswith(".cnf"):
+            errors.append("%s%s=%r: must end in .cnf, or the server never reads it" % (prefix, key, name))
+        elif not wants_cnf and name.endswith((".cnf", ".ini")):
+            errors.append("%s%s=%r: must not end in .cnf or .ini: the server would read it as options"
+                          % (prefix, key, name))
+    return errors
+
+
 def role_errors(inputs, prefix="percona_server_"):
     """Every refusal of a MySQL-family role's inputs: a dict of its variables without the role's prefix.
 
@@ -217,6 +235,7 @@ def role_errors(inputs, prefix="percona_server_"):
             server_id_for(inputs["address"], 0)
         except ValueError as err:
             errors.append("%saddress=%r: %s" % (prefix, inputs["address"], err))
+    errors += file_name_errors(inputs, prefix)
     errors += override_errors(inputs.get("overrides") or {}, prefix)
     for index, database in enumerate(inputs.get("databases") or []):
         errors += schema_errors("%sdatabases[%d].name" % (prefix, index), (database or {}).get("name"))

@@ -29,8 +29,11 @@ options:
     required: true
   settings:
     description:
-      - Option name to a dict with C(value), C(reason), C(dynamic) (can be changed with SET GLOBAL) and
-        C(online) (false for options that are not server variables, such as C(log_bin) with a base name).
+      - Option name to a dict with C(value), C(reason), C(dynamic) (can be changed with SET GLOBAL),
+        C(online) (false for options that are not server variables, such as C(log_bin) with a base name) and
+        C(restarts) (default true; false for an option a running server does not need again, such as Galera's
+        C(wsrep_cluster_address), read only to find peers at startup: its change is written, never a restart
+        reason).
       - An empty C(value) writes the bare option name (for example C(skip_name_resolve)).
     type: dict
     required: true
@@ -66,6 +69,17 @@ options:
       - Names with the C(loose-) prefix are not checked (the server ignores those it does not know).
       - When the binary does not exist, the check fails; in check mode it is skipped with a warning (the
         package may be installed by an earlier task of the same run).
+    type: path
+  restart_pending_file:
+    description:
+      - A file that keeps the reasons for a restart until the caller has made it. When static settings change,
+        their reasons are written there B(before) the option file, so a run that stops between the file and the
+        restart (a failure, a killed play, a lost connection) leaves the restart due: the next run finds the
+        option file as it wants it, and without this would only report the running value as drift.
+      - While the file holds reasons, C(restart_required) is true and each earlier reason is returned as
+        C(pending since an earlier run: ...). The caller removes the file once the restarted server passed its
+        health gate.
+      - In check mode the file is read, never written.
     type: path
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
@@ -104,7 +118,9 @@ restart_required:
   returned: always
   type: bool
 restart_reasons:
-  description: One sentence per static setting that forces the restart.
+  description:
+    - One sentence per static setting that forces the restart; with I(restart_pending_file), also the reasons an
+      earlier run wrote there and no restart has cleared, as C(pending since an earlier run: ...).
   returned: always
   type: list
   elements: str
@@ -201,6 +217,26 @@ def write_atomically(module, path, text):
             os.unlink(tmp)
 
 
+PENDING_SINCE = "pending since an earlier run: "
+
+
+def keep_restart_pending(module, restart_reasons):
+    """Record this run's restart reasons in restart_pending_file before the option file changes, and add the
+    reasons an earlier run left there. Returns (reasons to report, whether the pending file changed)."""
+    pending_file = module.params["restart_pending_file"]
+    if not pending_file:
+        return restart_reasons, False
+    earlier = [line for line in (read_text(pending_file) or "").splitlines() if line.strip()]
+    reasons = restart_reasons + [PENDING_SINCE + reason for reason in earlier if reason not in restart_reasons]
+    wanted = earlier + [reason for reason in restart_reasons if reason not in earlier]
+    if wanted == earlier:
+        return reasons, False
+    if not module.check_mode:
+        write_atomically(module, pending_file, "".join(reason + "\n" for reason in wanted))
+        os.chmod(pending_file, 0o600)  # atomic_move gives a new file the umask's mode
+    return reasons, True
+
+
 def main():
     argument_spec = dict(
         path=dict(type="path", required=True),
@@ -213,6 +249,7 @@ def main():
         owner=dict(type="str", default="root"),
         group=dict(type="str", default="root"),
         server_binary=dict(type="path"),
+        restart_pending_file=dict(type="path"),
     )
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -250,6 +287,7 @@ def main():
 
     online, restart_reasons, drift, unchecked = mysql_settings.plan(settings, previous, running)
 
+    restart_reasons, pending_changed = keep_restart_pending(module, restart_reasons)
     file_changed = before != after
     if file_changed and not module.check_mode:
         write_atomically(module, path, after)
@@ -280,7 +318,7 @@ def main():
         session.close()
 
     module.exit_json(
-        changed=file_changed or attributes_changed or bool(applied),
+        changed=file_changed or attributes_changed or bool(applied) or pending_changed,
         file_changed=file_changed,
         restart_required=bool(restart_reasons),
         restart_reasons=restart_reasons,

@@ -146,6 +146,7 @@ def test_flavor_paths_by_os_family_and_refusal():
 GOOD = {"family": "mysql", "port": 3306, "server_id": 0, "binlog_expire_seconds": 604800, "rto_minutes": 15,
         "redo_mb_per_hour": 0, "redo_sample_seconds": 0, "overrides": {"max_connections": 77},
         "databases": [{"name": "app"}], "replication_user": "repl",
+        "config_file": "zz-dbops.cnf", "restart_pending_file": "dbops-restart-pending",
         "users": [{"name": "app", "host": "%", "password": "it's a \\ \"pass\" word",
                    "privileges": {"app.*": "ALL", "*.*": "PROCESS,REPLICATION CLIENT,BACKUP_ADMIN"}}]}
 
@@ -182,6 +183,10 @@ def test_good_input_passes():
     ({"replication_user": "r" * 40}, "percona_server_replication_user: user name"),
     ({"address": "db1.example.com"}, "percona_server_address='db1.example.com': cannot derive a server_id"),
     ({"address": "10.0.0.0"}, "derives server_id 0"),
+    ({"config_file": "zz-dbops.conf"}, "percona_server_config_file='zz-dbops.conf': must end in .cnf"),
+    ({"config_file": "../my.cnf"}, "percona_server_config_file='../my.cnf': must be a file name"),
+    ({"restart_pending_file": "pending.cnf"}, "percona_server_restart_pending_file='pending.cnf': must not end in"),
+    ({"restart_pending_file": ""}, "percona_server_restart_pending_file='': must be a file name"),
 ])
 def test_bad_input_is_refused_naming_the_variable(change, expected):
     bad = dict(GOOD, **change)
@@ -339,3 +344,57 @@ def test_group_replication_names_its_recovery_account():
         {"name": "app", "host": "%", "password": "pw", "privileges": {"app.*": "SELEKT"}}]}, "group_replication_")
     assert any(s.startswith("group_replication_recovery_user: user name") for s in found), found
     assert any("group_replication_users[0] (app@%): SELEKT on app.*" in s for s in found), found
+
+
+def server_that_runs(monkeypatch, mysql_config, variables):
+    """A running server whose variables are `variables` (no SET GLOBAL is expected of these static settings)."""
+    class RunningSession:
+        queries = []
+
+        def __init__(self, connection, check_mode=False):
+            pass
+
+        def variables(self, names):
+            return {name: variables[name] for name in names if name in variables}
+
+        def close(self):
+            pass
+    monkeypatch.setattr(mysql_config, "connect", lambda params: object())
+    monkeypatch.setattr(mysql_config, "Session", RunningSession)
+
+
+def test_a_restart_a_stopped_run_never_made_is_still_due_on_the_next_run(tmp_path, monkeypatch, capsys):
+    # The first run writes the option file and stops before its restart (a failure, a killed play): the server
+    # still runs the old value. The next run finds the file as it wants it; the pending file keeps the restart due.
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_config
+    server_that_runs(monkeypatch, mysql_config, {"back_log": "10000"})
+    path, pending = tmp_path / "zz.cnf", tmp_path / "dbops-restart-pending"
+    args = {"path": str(path), "restart_pending_file": str(pending), "owner": ME, "group": MY_GROUP,
+            "settings": {"back_log": {"value": 77, "dynamic": False}}}
+    first = run_module(mysql_config, args, monkeypatch, capsys)
+    assert first["restart_required"] and first["restart_reasons"] == ["back_log: running 10000, wanted 77"], first
+    assert pending.read_text() == "back_log: running 10000, wanted 77\n"
+    assert oct(pending.stat().st_mode & 0o777) == "0o600"
+
+    second = run_module(mysql_config, args, monkeypatch, capsys)  # no restart happened in between
+    assert not second["file_changed"] and not second["changed"], second
+    assert second["restart_required"], second
+    assert second["restart_reasons"] == ["pending since an earlier run: back_log: running 10000, wanted 77"]
+
+    pending.unlink()  # what the caller does after the restarted server passed its gate
+    server_that_runs(monkeypatch, mysql_config, {"back_log": "77"})
+    third = run_module(mysql_config, args, monkeypatch, capsys)
+    assert not third["restart_required"] and not third["changed"] and not pending.exists(), third
+
+
+def test_check_mode_predicts_a_pending_restart_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_config
+    server_that_runs(monkeypatch, mysql_config, {"back_log": "10000"})
+    path, pending = tmp_path / "zz.cnf", tmp_path / "dbops-restart-pending"
+    pending.write_text("innodb_log_buffer_size: 16M -> 64M\n")
+    result = run_module(mysql_config, {"path": str(path), "restart_pending_file": str(pending), "_ansible_check_mode": True,
+                                       "settings": {"back_log": {"value": 77, "dynamic": False}}}, monkeypatch, capsys)
+    assert result["changed"] and result["restart_required"], result
+    assert result["restart_reasons"] == ["back_log: running 10000, wanted 77",
+                                         "pending since an earlier run: innodb_log_buffer_size: 16M -> 64M"]
+    assert not path.exists() and pending.read_text() == "innodb_log_buffer_size: 16M -> 64M\n"
