@@ -91,7 +91,7 @@ def parse(text, section="mysqld"):
 def plan(settings, previous, running):
     """Decide what to do for each setting.
 
-    settings: {option: {"value", "dynamic", "online"}}; previous: {option: value} from the file we wrote last
+    settings: {option: {"value", "dynamic", "online", "restarts"}}; previous: {option: value} from the file we wrote last
     time, or None when there is none; running: {variable: value} from the server, or None when it is down.
     Returns (online, restart_reasons, drift, unchecked): online is [(option, variable, running, wanted)] to
     SET GLOBAL; restart_reasons are sentences naming each static setting that changed; drift names static
@@ -109,13 +109,16 @@ def plan(settings, previous, running):
                 online.append((option, variable, running[variable], wanted))
             continue
         # Static, or not visible as a variable: judge by the file when we wrote one, else by the server.
+        # A setting marked restarts: false (read only at startup, for something a running server no longer
+        # needs) changes the file and never calls for a restart by itself.
+        changes = reasons if setting.get("restarts", True) else []
         if previous is not None:
             if option not in previous:
                 if checkable and normalize(running[variable]) == normalize(wanted):
                     continue
-                reasons.append("%s: set to %s (was not configured)" % (option, wanted))
+                changes.append("%s: set to %s (was not configured)" % (option, wanted))
             elif normalize(previous[option]) != normalize(wanted):
-                reasons.append("%s: %s -> %s" % (option, previous[option], wanted))
+                changes.append("%s: %s -> %s" % (option, previous[option], wanted))
             elif checkable and normalize(running[variable]) != normalize(wanted):
                 drift.append("%s: file says %s, server runs %s" % (option, wanted, running[variable]))
         elif checkable:

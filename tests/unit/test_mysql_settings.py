@@ -84,6 +84,16 @@ def test_first_run_judges_static_settings_by_the_running_server():
     assert reasons == ["table_open_cache_instances: running 16, wanted 8"]
 
 
+def test_a_setting_marked_restarts_false_changes_the_file_and_never_restarts():
+    # Galera's cluster address: a running member reads it only to find peers when it starts.
+    address = {"value": "gcomm://a,b,c,d", "dynamic": False, "online": False, "restarts": False}
+    assert restart_reasons({"wsrep_cluster_address": address}, {"wsrep_cluster_address": "gcomm://a,b,c"}, {}) == []
+    assert restart_reasons({"wsrep_cluster_address": address}, {}, {}) == []
+    marked = dict(address, restarts=True)
+    assert restart_reasons({"wsrep_cluster_address": marked}, {"wsrep_cluster_address": "gcomm://a,b,c"}, {}) \
+        == ["wsrep_cluster_address: gcomm://a,b,c -> gcomm://a,b,c,d"]
+
+
 def test_static_value_adjusted_by_the_server_is_drift_not_a_restart_loop():
     online, reasons, drift, unchecked = ms.plan({"open_files_limit": setting(5000, False)},
                                                 {"open_files_limit": "5000"}, {"open_files_limit": "10000"})

@@ -181,62 +181,57 @@ def decision_none(members=("n1", "n2", "n3")):
     return {"nodes": {m: {"action": "none", "reason": "runs"} for m in members}}
 
 
-def test_a_change_of_the_cluster_address_alone_restarts_nothing(tmp_path):
-    result = run_role(tmp_path, "schedule_restart.yml", {
-        "pxc_galera_decision": decision_none(),
-        "pxc_galera_config_innodb": {"restart_reasons": []},
-        "pxc_galera_config_wsrep": {"restart_reasons": [
-            "wsrep_cluster_address: gcomm://10.0.0.1,10.0.0.2,10.0.0.3 -> gcomm://10.0.0.1,10.0.0.2,10.0.0.3,"
-            "10.0.0.4,10.0.0.5"]}})
-    assert result.returncode == 0, result.stdout[-2000:]
-    assert 'REASONS=[]' in result.stdout
-    assert "RUNNING HANDLER" not in result.stdout
+# The cluster address alone restarting nothing is decided by mysql_config (restarts: false in the wsrep
+# template): tests/unit/test_pxc_galera_templates.py. Writing the reasons to the pending file before the option
+# file, and reporting them on the next run, is mysql_config's too: tests/unit/test_mysql_inputs.py. Here: what
+# the role does with the reasons mysql_config returns.
 
-
-def test_a_static_change_beside_the_address_still_restarts(tmp_path):
+def test_static_changes_restart_the_member_through_the_handler(tmp_path):
     result = run_role(tmp_path, "schedule_restart.yml", {
         "pxc_galera_decision": decision_none(),
         "pxc_galera_config_innodb": {"restart_reasons": ["innodb_log_file_size: 48M -> 96M"]},
-        "pxc_galera_config_wsrep": {"restart_reasons": ["wsrep_cluster_address: gcomm://a -> gcomm://a,b"]},
+        "pxc_galera_config_wsrep": {"restart_reasons": ["wsrep_provider_options: a -> b"]},
         "pxc_galera_gate_timeout": 1})
-    assert 'REASONS=["innodb_log_file_size: 48M -> 96M"]' in result.stdout, result.stdout[-2000:]
+    assert 'REASONS=["innodb_log_file_size: 48M -> 96M", "wsrep_provider_options: a -> b"]' in result.stdout, \
+        result.stdout[-2000:]
     assert "RUNNING HANDLER [dbops.clusters.pxc_galera : Restart changed Galera members" in result.stdout
 
 
-def test_a_static_change_stays_pending_until_the_restart_succeeds(tmp_path):
-    """The gate before the restart fails here (no server on the controller): the run stops, the files were
-    already written, and the reason must survive for the next run."""
-    pending = tmp_path / "restart-pending"
+def test_no_change_restarts_nothing(tmp_path):
     result = run_role(tmp_path, "schedule_restart.yml", {
         "pxc_galera_decision": decision_none(),
-        "pxc_galera_config_innodb": {"restart_reasons": ["innodb_log_file_size: 48M -> 96M"]},
-        "pxc_galera_config_wsrep": {"restart_reasons": []}, "pxc_galera_gate_timeout": 1})
-    assert result.returncode != 0, "the gate cannot pass without a server:\n" + result.stdout[-2000:]
-    assert pending.read_text() == "innodb_log_file_size: 48M -> 96M\n"
+        "pxc_galera_config_innodb": {"restart_reasons": []}, "pxc_galera_config_wsrep": {"restart_reasons": []}})
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert 'REASONS=[]' in result.stdout and "RUNNING HANDLER" not in result.stdout
 
 
-def test_the_next_run_restarts_for_a_change_a_stopped_run_left_pending(tmp_path):
-    pending = tmp_path / "restart-pending"
+def test_a_pending_restart_stays_pending_until_the_restart_succeeds(tmp_path):
+    """mysql_config reports a reason an earlier run left; the gate before the restart fails here (no server on
+    the controller): the run stops and both pending files must survive for the next run."""
+    pending, pending_wsrep = tmp_path / "restart-pending", tmp_path / "restart-pending-wsrep"
     pending.write_text("innodb_log_file_size: 48M -> 96M\n")
+    pending_wsrep.write_text("wsrep_provider_options: a -> b\n")
     result = run_role(tmp_path, "schedule_restart.yml", {
         "pxc_galera_decision": decision_none(),
-        "pxc_galera_config_innodb": {"restart_reasons": []},
+        "pxc_galera_config_innodb": {"restart_reasons": ["pending since an earlier run: innodb_log_file_size: 48M -> 96M"]},
         "pxc_galera_config_wsrep": {"restart_reasons": []}, "pxc_galera_gate_timeout": 1})
     assert 'REASONS=["pending since an earlier run: innodb_log_file_size: 48M -> 96M"]' in result.stdout, \
         result.stdout[-2000:]
     assert "RUNNING HANDLER [dbops.clusters.pxc_galera : Restart changed Galera members" in result.stdout
-    assert pending.exists(), "the restart did not succeed: the reason must stay"
+    assert result.returncode != 0, "the gate cannot pass without a server:\n" + result.stdout[-2000:]
+    assert pending.exists() and pending_wsrep.exists(), "the restart did not succeed: the reasons must stay"
 
 
 def test_a_member_started_by_the_run_forgets_its_pending_restart(tmp_path):
-    pending = tmp_path / "restart-pending"
-    pending.write_text("innodb_log_file_size: 48M -> 96M\n")
+    pending, pending_wsrep = tmp_path / "restart-pending", tmp_path / "restart-pending-wsrep"
+    pending.write_text("server not running: start it with the new configuration\n")
+    pending_wsrep.write_text("server not running: start it with the new configuration\n")
     result = run_role(tmp_path, "schedule_restart.yml", {
         "pxc_galera_decision": {"nodes": {m: {"action": "join", "reason": "stopped"} for m in ("n1", "n2", "n3")}},
         "pxc_galera_config_innodb": {"restart_reasons": []}, "pxc_galera_config_wsrep": {"restart_reasons": []}})
     assert result.returncode == 0, result.stdout[-2000:]
     assert 'REASONS="unset"' in result.stdout and "RUNNING HANDLER" not in result.stdout
-    assert not pending.exists()
+    assert not pending.exists() and not pending_wsrep.exists()
 
 
 def test_a_running_cluster_is_never_renamed(tmp_path):

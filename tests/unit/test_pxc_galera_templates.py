@@ -80,6 +80,17 @@ def test_percona_cluster_address_lists_every_member_of_the_inventory_group(perco
     assert option_file(percona)["wsrep_cluster_address"] == "gcomm://" + ",".join(MEMBERS.values())
 
 
+def test_a_change_of_the_cluster_address_alone_restarts_nothing(tmp_path, percona):
+    """A member added to the group changes every member's cluster address: written, never a restart reason
+    (a running member reads it only to find peers when it starts). Any other wsrep change still restarts."""
+    three = render(tmp_path, "percona", pxc_galera_members=["n1", "n2", "n3"])
+    before = option_file(three)
+    assert before["wsrep_cluster_address"] != option_file(percona)["wsrep_cluster_address"]
+    assert mysql_settings.plan(percona, before, {})[1] == []
+    renamed = dict(percona, wsrep_node_name=dict(percona["wsrep_node_name"], value="n2b"))
+    assert mysql_settings.plan(renamed, before, {})[1] == ["wsrep_node_name: n2 -> n2b"]
+
+
 def test_percona_provider_options_are_one_quoted_string(percona):
     value = option_file(percona)["wsrep_provider_options"]
     assert value == '"gcache.size=256M; gcs.fc_limit=100; evs.inactive_check_period=PT1S"'
