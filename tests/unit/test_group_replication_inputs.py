@@ -42,3 +42,25 @@ def test_accounts_are_refused_by_the_family_rules_before_any_change(tmp_path):
                   "group_replication_databases[0].name", "group_replication_port=70000"):
         assert words in result.stdout, "%r not in:\n%s" % (words, result.stdout[-2500:])
     assert "it's a secret" not in result.stdout
+
+
+def test_a_restart_clears_both_pending_files_of_that_member_only(tmp_path):
+    """mysql_config keeps a member's restart reasons in two files (the server's and, with -gr, the Group
+    Replication file's); restart_pending_clear.yml removes both once that member restarted."""
+    pending = tmp_path / "dbops-restart-pending"
+    for path in (pending, tmp_path / "dbops-restart-pending-gr", tmp_path / "other-member-pending"):
+        path.write_text("back_log: 10000 -> 77\n")
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"gr": {"hosts": {"n1": None}}}}}))
+    play = tmp_path / "play.yml"
+    play.write_text(yaml.safe_dump([{"hosts": "n1", "gather_facts": False, "tasks": [
+        {"name": "Clear", "ansible.builtin.include_role": {"name": "dbops.clusters.group_replication",
+                                                           "tasks_from": "restart_pending_clear.yml"},
+         "vars": {"group_replication_member": "n1", "group_replication_restart_pending_file": str(pending)}}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
+                             "-c", "local", str(play)], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=180, check=False)
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert sorted(p.name for p in tmp_path.glob("*pending*")) == ["other-member-pending"]
