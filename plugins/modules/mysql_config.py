@@ -32,7 +32,7 @@ options:
       - Option name to a dict with C(value), C(reason), C(dynamic) (can be changed with SET GLOBAL),
         C(online) (false for options that are not server variables, such as C(log_bin) with a base name) and
         C(restarts) (default true; false for an option a running server does not need again, such as Galera's
-        C(wsrep_cluster_address), read only to find peers at startup: its change is written, never a restart
+        C(wsrep_cluster_address), read only to find peers at startup; its change is written, never a restart
         reason).
       - An empty C(value) writes the bare option name (for example C(skip_name_resolve)).
     type: dict
@@ -74,10 +74,10 @@ options:
     description:
       - A file that keeps the reasons for a restart until the caller has made it. When static settings change,
         their reasons are written there B(before) the option file, so a run that stops between the file and the
-        restart (a failure, a killed play, a lost connection) leaves the restart due: the next run finds the
-        option file as it wants it, and without this would only report the running value as drift.
-      - While the file holds reasons, C(restart_required) is true and each earlier reason is returned as
-        C(pending since an earlier run: ...). The caller removes the file once the restarted server passed its
+        restart (a failure, a killed play, a lost connection) leaves the restart due. Without it, the next run
+        finds the option file as it wants it and only reports the running value as drift.
+      - While the file holds reasons, C(restart_required) is true and each earlier reason is returned prefixed
+        with C(pending since an earlier run). The caller removes the file once the restarted server passed its
         health gate.
       - In check mode the file is read, never written.
     type: path
@@ -120,7 +120,7 @@ restart_required:
 restart_reasons:
   description:
     - One sentence per static setting that forces the restart; with I(restart_pending_file), also the reasons an
-      earlier run wrote there and no restart has cleared, as C(pending since an earlier run: ...).
+      earlier run wrote there and no restart has cleared, each prefixed with C(pending since an earlier run).
   returned: always
   type: list
   elements: str

@@ -54,8 +54,8 @@ def test_the_repository_configuration_imports_the_connection_once_for_every_task
 
 def test_without_the_callback_every_worker_imports_it_again(tmp_path):
     # The case the callback exists for: 4 tasks x 3 hosts, each in its own forked worker.
-    assert processes_that_import_the_connection(tmp_path, ANSIBLE_CALLBACKS_ENABLED="ansible.builtin.tree",
-                                                 ANSIBLE_CALLBACK_TREE_DIR=str(tmp_path / "tree")) >= 12
+    without = {"ANSIBLE_CALLBACKS_ENABLED": "ansible.builtin.tree", "ANSIBLE_CALLBACK_TREE_DIR": str(tmp_path / "tree")}
+    assert processes_that_import_the_connection(tmp_path, **without) >= 12
 
 
 def test_molecule_scenarios_enable_it_too():
