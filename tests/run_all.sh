@@ -132,6 +132,10 @@ fi
 # Scenarios are independent (own hosts, own network) and mostly wait on servers, so two at a time share the
 # 2 cores well (MOLECULE_JOBS=1 runs them one after another). One whose molecule.yml has the line
 # "# run_all: alone" measures timings (failover gaps) and runs by itself after the others.
+# The longest scenarios start first, so the two slots end close together (a short one last fills the gap): each
+# molecule.yml has a line "# run_all: seconds N", its time in a full make test; one without it starts last.
+seconds_of() { grep -oP '^# run_all: seconds \K[0-9]+' "molecule/$1/molecule.yml" 2>/dev/null || echo 0; }
+scenarios=$(for scenario in $scenarios; do echo "$(seconds_of "$scenario") $scenario"; done | sort -rn | cut -d' ' -f2)
 together=() alone=()
 for scenario in $scenarios; do
     if grep -qx '# run_all: alone' "molecule/$scenario/molecule.yml" 2>/dev/null; then alone+=("$scenario")
