@@ -165,23 +165,12 @@ unchecked:
 """
 
 import os
-import re
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils import mysql_errors, mysql_server_options, mysql_settings
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect, pymysql)
-
-
-OCTAL_MODE = re.compile(r"^0?[0-7]{3,4}$")
-
-
-def read_text(path):
-    if not os.path.exists(path):
-        return None
-    with open(path) as handle:
-        return handle.read()
+from ansible_collections.dbops.clusters.plugins.module_utils.text_file import mode_error, read_text, write_atomically
 
 
 def check_option_names(module, settings):
@@ -201,20 +190,14 @@ def check_option_names(module, settings):
     return binary
 
 
-def write_atomically(module, path, text):
-    """Write `text` to a temporary file beside `path` and rename it over `path` (readers never see half a file)."""
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        module.fail_json(msg="%s does not exist: is the server package installed?" % directory)
-    handle, tmp = tempfile.mkstemp(prefix=".dbops-", dir=directory)
+def write_option_file(module, path, text, mode, owner, group):
+    """The whole file, atomically (text_file.write_atomically); a missing directory names the likely cause."""
     try:
-        with os.fdopen(handle, "w") as stream:
-            stream.write(text)
-        os.chmod(tmp, int(module.params["mode"], 8))
-        module.atomic_move(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        write_atomically(path, text, mode, owner, group)
+    except OSError as err:
+        module.fail_json(msg="cannot write %s: %s (is the server package installed?)" % (path, err))
+    except KeyError as err:
+        module.fail_json(msg="cannot write %s: %s" % (path, err.args[0]))
 
 
 PENDING_SINCE = "pending since an earlier run: "
@@ -232,8 +215,7 @@ def keep_restart_pending(module, restart_reasons):
     if wanted == earlier:
         return reasons, False
     if not module.check_mode:
-        write_atomically(module, pending_file, "".join(reason + "\n" for reason in wanted))
-        os.chmod(pending_file, 0o600)  # atomic_move gives a new file the umask's mode
+        write_option_file(module, pending_file, "".join(reason + "\n" for reason in wanted), "0600", None, None)
     return reasons, True
 
 
@@ -255,8 +237,8 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
-    if not OCTAL_MODE.match(module.params["mode"]):
-        module.fail_json(msg="mode %r is not an octal file mode such as '0644'" % (module.params["mode"],))
+    if mode_error("mode", module.params["mode"]):
+        module.fail_json(msg=mode_error("mode", module.params["mode"]))
 
     settings = {}
     for option, setting in module.params["settings"].items():
@@ -290,7 +272,7 @@ def main():
     restart_reasons, pending_changed = keep_restart_pending(module, restart_reasons)
     file_changed = before != after
     if file_changed and not module.check_mode:
-        write_atomically(module, path, after)
+        write_option_file(module, path, after, module.params["mode"], module.params["owner"], module.params["group"])
     file_args = module.load_file_common_arguments(dict(path=path, mode=module.params["mode"],
                                                        owner=module.params["owner"], group=module.params["group"]))
     attributes_changed = False
