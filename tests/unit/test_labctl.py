@@ -335,3 +335,31 @@ def test_the_flake_twice_fails_the_lab(tmp_path):
     assert calls == 2 and lanes[0].rc == 4
     with pytest.raises(labctl.LabError, match="configuring failed in galera"):
         labctl.report_lanes(lanes, 1.0, out=io.StringIO())
+
+
+def test_status_asks_each_running_host_once_and_names_the_vip_holder(tmp_path, monkeypatch, capsys):
+    topo = labctl.load_topology(write_topology(
+        tmp_path, hosts=[{"name": "p1", "ip": "10.1.2.1", "groups": ["proxysql"]},
+                         {"name": "p2", "ip": "10.1.2.2", "groups": ["proxysql"]},
+                         {"name": "off", "ip": "10.1.2.3", "groups": ["proxysql"]}],
+        group_vars={"proxysql": {"keepalived_vips": [{"address": "10.1.2.100/24"}]}}), "")
+    calls = []
+
+    class Done:
+        def __init__(self, stdout):
+            self.stdout, self.returncode = stdout, 0
+
+    def fake_podman(*args, check=True, capture=True):
+        calls.append(args)
+        if args[0] == "ps":
+            return Done('[{"Names": ["t-p1"], "State": "running"}, {"Names": ["t-p2"], "State": "running"},'
+                        ' {"Names": ["t-off"], "State": "exited"}]')
+        held = "    inet 10.1.2.100/24 scope global eth0\n" if args[1] == "t-p2" else ""
+        return Done("degraded\n2: eth0    inet 10.1.2.2/24 scope global eth0\n" + held)
+    monkeypatch.setattr(labctl, "container_name", lambda topo, host: "t-" + host["name"])
+    monkeypatch.setattr(labctl, "podman", fake_podman)
+    labctl.cmd_status(topo, None)
+    out = capsys.readouterr().out
+    assert sorted(call[1] for call in calls if call[0] == "exec") == ["t-p1", "t-p2"], calls
+    assert "VIP 10.1.2.100 (proxysql): held by p2\n" in out
+    assert [line.split()[4] for line in out.splitlines()[1:4]] == ["degraded", "degraded", "-"]
