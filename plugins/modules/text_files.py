@@ -13,8 +13,8 @@ short_description: Keep several small text files and their directories on a host
 version_added: 0.1.0
 description:
   - Creates the I(directories), then writes each of the I(files) whose content differs, and sets mode, owner and
-    group where they differ. A file is written atomically: a temporary file beside it gets the final mode and
-    owner first and is then renamed over the old one, so a key is never readable by more than its mode allows.
+    group where they differ. A file is written atomically (a temporary file beside it gets the final mode and
+    owner first and is then renamed over the old one), so a key is never readable by more than its mode allows.
   - One run of this module replaces a C(ansible.builtin.copy) or C(template) task per file. Each of those costs
     several round trips to the host even when nothing changes (a temporary directory, a stat, a file module,
     a clean-up); the roles write their credential, TLS and unit files with this module instead.
