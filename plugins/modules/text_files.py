@@ -69,7 +69,9 @@ options:
     default: []
     suboptions:
       path:
-        description: Absolute path of the directory; its parent must exist.
+        description:
+          - Absolute path of the directory. Missing parents are created first, C(0755) and owned by the user the
+            module runs as (as C(mkdir -p) would); the directory itself gets I(mode), I(owner) and I(group).
         type: path
         required: true
       mode:
@@ -180,10 +182,17 @@ def keep_directories(module, result):
             continue
         if os.path.exists(path):
             module.fail_json(msg="directories: %s exists and is not a directory" % path, **result)
-        result["created_directories"].append(path)
+        missing = [path]  # the directory, then each parent that does not exist, up to one that does
+        while not os.path.exists(os.path.dirname(missing[-1])) \
+                and os.path.dirname(missing[-1]) not in result["created_directories"]:  # check mode: planned
+            missing.append(os.path.dirname(missing[-1]))
+        result["created_directories"].extend(reversed(missing))
         if module.check_mode:
             continue
         try:
+            for parent in reversed(missing[1:]):
+                os.mkdir(parent)
+                os.chmod(parent, 0o755)  # not cut by the umask
             os.mkdir(path, int(entry["mode"], 8))
         except OSError as err:
             module.fail_json(msg="directories: cannot create %s: %s" % (path, err), **result)

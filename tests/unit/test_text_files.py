@@ -138,3 +138,15 @@ def test_validate_checks_the_new_content_and_keeps_the_old_file_when_it_fails(tm
 def test_validate_needs_the_placeholder(tmp_path, capsys):
     result = run({"files": [entry(tmp_path / "a.conf", "a\n", validate="true")]}, capsys)
     assert result["failed"] and "validate must contain %s" in result["msg"]
+
+
+def test_missing_parents_are_created_like_mkdir_p(tmp_path, capsys):
+    tls = tmp_path / "etc" / "mongodb" / "tls"
+    args = {"directories": [dict(path=str(tls), mode="0750", owner=ME, group=MY_GROUP)],
+            "files": [entry(tls / "ca.pem", "CA\n")]}
+    predicted = run(args, capsys, check_mode=True)
+    assert predicted["created_directories"] == [str(tmp_path / "etc"), str(tmp_path / "etc" / "mongodb"), str(tls)]
+    assert not (tmp_path / "etc").exists()
+    result = run(args, capsys)
+    assert result["created_directories"] == predicted["created_directories"]
+    assert (mode_of(tmp_path / "etc"), mode_of(tls)) == ("0o755", "0o750") and (tls / "ca.pem").read_text() == "CA\n"
