@@ -16,10 +16,11 @@ OCTAL_MODE = re.compile(r"^0?[0-7]{3,4}$")
 
 
 def read_text(path):
-    """The file's text, or None when it does not exist."""
+    """The file's text, or None when it does not exist. Bytes that are not UTF-8 read as U+FFFD: such a file
+    differs from any text we would write, and it is replaced instead of stopping the module."""
     if not os.path.exists(path):
         return None
-    with open(path) as handle:
+    with open(path, encoding="utf-8", errors="replace") as handle:
         return handle.read()
 
 

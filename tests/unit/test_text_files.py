@@ -150,3 +150,10 @@ def test_missing_parents_are_created_like_mkdir_p(tmp_path, capsys):
     result = run(args, capsys)
     assert result["created_directories"] == predicted["created_directories"]
     assert (mode_of(tmp_path / "etc"), mode_of(tls)) == ("0o755", "0o750") and (tls / "ca.pem").read_text() == "CA\n"
+
+
+def test_a_file_that_is_not_utf8_is_replaced(tmp_path, capsys):
+    path = tmp_path / "a.cnf"
+    path.write_bytes(b"\xff\xfe old\n")
+    result = run({"files": [entry(path, "new\n")]}, capsys, diff=True)
+    assert result["written"] == [str(path)] and path.read_text() == "new\n"
