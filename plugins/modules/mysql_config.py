@@ -237,8 +237,9 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
-    if mode_error("mode", module.params["mode"]):
-        module.fail_json(msg=mode_error("mode", module.params["mode"]))
+    bad_mode = mode_error("mode", module.params["mode"])
+    if bad_mode:
+        module.fail_json(msg=bad_mode)
 
     settings = {}
     for option, setting in module.params["settings"].items():
