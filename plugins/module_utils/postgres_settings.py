@@ -133,11 +133,15 @@ def plan(settings, catalogue):
 
 
 def quote_value(value):
-    """A value as postgresql.conf takes it: numbers and simple words bare, anything else single-quoted."""
+    """A value as postgresql.conf takes it: numbers and simple words bare, anything else single-quoted.
+
+    Inside quotes the server's parser reads a backslash as an escape (a trailing one would swallow the closing
+    quote) and stops at a line end, so backslashes are doubled and line ends written as \\n."""
     text = str(value)
     if re.match(r"^-?[0-9.]+[A-Za-z]*$", text) or re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", text):
         return text
-    return "'%s'" % text.replace("'", "''")
+    escaped = text.replace("\\", "\\\\").replace("'", "''").replace("\r", "\\r").replace("\n", "\\n")
+    return "'%s'" % escaped
 
 
 def render(settings, header=""):
@@ -153,3 +157,29 @@ def render(settings, header=""):
             lines.append("# " + str(reason).replace("\n", " "))
         lines.append("%s = %s" % (name, quote_value(value)))
     return "\n".join(lines) + "\n"
+
+
+_LIBRARY_SETTINGS = ("shared_preload_libraries", "session_preload_libraries", "local_preload_libraries")
+
+
+def library_errors(values, library_dir, exists):
+    """{setting: problem} for preload libraries the server would not find: it loads shared_preload_libraries at
+    start and refuses to start without one, so a misspelt name would stop every member the file reaches.
+
+    values: {name: value}; library_dir: the server's $libdir; exists: a callable telling whether a path exists."""
+    errors = {}
+    for name in _LIBRARY_SETTINGS:
+        if name not in values:
+            continue
+        missing = []
+        for entry in (part.strip().strip('"') for part in str(values[name]).split(",")):
+            if not entry:
+                continue
+            path = entry.replace("$libdir", library_dir) if entry.startswith("$libdir") else (
+                entry if "/" in entry else "%s/%s" % (library_dir, entry))
+            if not (exists(path) or exists(path + ".so")):
+                missing.append(entry)
+        if missing:
+            errors[name] = ("%s names %s, not found in %s: the server would not start; install the extension's "
+                            "package first" % (name, ", ".join(missing), library_dir))
+    return errors

@@ -218,12 +218,34 @@ def _setting(value, reason, source="derived"):
     return {"value": value, "reason": reason, "source": source}
 
 
+def _os_reserve_mb(ram):
+    """Memory left to the operating system and its cache, never given to PostgreSQL's own allocations."""
+    return max(OS_RESERVE_MIN_MB, int(ram * OS_RESERVE_SHARE))
+
+
+def memory_override_error(name, value, memory_mb):
+    """Why an override of shared memory cannot run on a host with memory_mb, or None.
+
+    PostgreSQL allocates shared_buffers in one piece when it starts: more than the host can give makes the server
+    refuse to start (or be killed for memory under load), on every member the file reaches."""
+    if name != "shared_buffers":
+        return None
+    text = str(value).strip()
+    size = parse_size(text, name, "kB") * (8 if re.match(r"^\d+$", text) else 1)
+    usable = memory_mb - _os_reserve_mb(memory_mb)
+    if size > usable * MIB:
+        return ("shared_buffers=%s is more than the %d MB this host can give PostgreSQL (%d MB of memory less %d MB "
+                "for the OS): the server allocates it at start and would not start"
+                % (text, usable, memory_mb, memory_mb - usable))
+    return None
+
+
 def _memory(f, settings, warnings):
     ram = f["memory_mb"]
     cpus = f["cpus"]
     profile = f["profile"]
     connections = f["max_connections"]
-    os_reserve = max(OS_RESERVE_MIN_MB, int(ram * OS_RESERVE_SHARE))
+    os_reserve = _os_reserve_mb(ram)
 
     # maintenance: one manual operation (index build, VACUUM) plus each autovacuum worker
     maintenance = int(min(2048, max(64, ram // 16)))
@@ -539,6 +561,9 @@ def recommend(facts, overrides=None, unsafe_rules=None, archive_command=None):
         if isinstance(value, bool):
             value = "on" if value else "off"
         value = check_known(name, value) if name in _KNOWN else str(value)
+        problem = memory_override_error(name, value, f["memory_mb"])
+        if problem:
+            raise TuningInputError(name, "override " + problem)
         rule = rule_breaks(name, value, limits)
         if rule and rule not in unsafe_rules:
             raise TuningInputError(
@@ -565,3 +590,34 @@ def recommend(facts, overrides=None, unsafe_rules=None, archive_command=None):
 def render_conf(result, header=""):
     """The settings as a conf.d file: each preceded by '# <reason>', sorted by name."""
     return render(result["settings"], header)
+
+
+# A replica pauses its recovery (and will not start after PostgreSQL 14's check) when one of these is lower than on
+# its primary: with settings derived per host (CPUs, memory), a smaller replica would stop replaying.
+STANDBY_MINIMUMS = ("max_connections", "max_worker_processes", "max_wal_senders", "max_prepared_transactions",
+                    "max_locks_per_transaction")
+
+
+def standby_floor(own, members):
+    """The settings of `own` to raise so that no member is below another on STANDBY_MINIMUMS.
+
+    own: this member's {name: {value, reason, ...}}; members: {member: the same} for every member of the group
+    whose plan is known. Returns {name: setting} for the names raised, the reason naming the member it follows."""
+    raised = {}
+    for name in STANDBY_MINIMUMS:
+        mine = own.get(name)
+        if mine is None:
+            continue
+        highest, source = int(mine["value"]), None
+        for member in sorted(members):
+            theirs = members[member].get(name)
+            if theirs is not None and int(theirs["value"]) > highest:
+                highest, source = int(theirs["value"]), member
+        if source is not None:
+            setting = dict(mine)
+            setting["value"] = str(highest)
+            setting["reason"] = ("%s on %s, the highest in the group (this host alone would use %s: %s); a replica "
+                                 "with less than its primary pauses recovery" % (highest, source, mine["value"],
+                                                                               mine["reason"]))
+            raised[name] = setting
+    return raised

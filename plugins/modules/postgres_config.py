@@ -48,6 +48,12 @@ options:
     description: Seconds to wait for the server to load the new file after the reload signal.
     type: int
     default: 30
+  library_dir:
+    description:
+      - The server's C($libdir), where preload libraries are looked for. Every library the preload settings name
+        must be there (the server refuses to start without one); checked offline too.
+      - Default, on a running server, what C(pg_config) reports.
+    type: path
 requirements: [psycopg2]
 extends_documentation_fragment:
   - dbops.clusters.postgres_login
@@ -108,7 +114,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils import postgres_connection as pgc
-from ansible_collections.dbops.clusters.plugins.module_utils.postgres_settings import plan, render
+from ansible_collections.dbops.clusters.plugins.module_utils.postgres_settings import library_errors, plan, render
 
 
 def read_text(path):
@@ -139,7 +145,17 @@ def write(module, content):
     module.atomic_move(temporary, params["path"])
 
 
-def write_offline(module):
+def refuse(module, errors, queries):
+    first = sorted(errors)[0]
+    module.fail_json(msg="refused before writing %s: %s" % (module.params["path"], "; ".join(
+        errors[name] for name in sorted(errors))), variable=first, errors=errors, queries=queries)
+
+
+def write_offline(module, values):
+    if module.params["library_dir"]:
+        errors = library_errors(values, module.params["library_dir"], os.path.exists)
+        if errors:
+            refuse(module, errors, [])
     content, previous, changed, result = compare(module.params)
     if changed and not module.check_mode:
         write(module, content)
@@ -155,6 +171,7 @@ def main():
         group=dict(type="str", default="postgres"),
         reload_timeout=dict(type="int", default=30),
         offline=dict(type="bool", default=False),
+        library_dir=dict(type="path"),
     )
     spec.update(pgc.LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
@@ -165,7 +182,7 @@ def main():
                   for name, setting in params["settings"].items())
     queries = []
     if params["offline"]:
-        write_offline(module)
+        write_offline(module, values)
     try:
         connection = pgc.connect(params)
     except Exception as err:
@@ -174,10 +191,11 @@ def main():
         catalogue = pgc.catalogue(connection, list(values))
         queries.append("SELECT ... FROM pg_settings WHERE name = ANY(settings)")
         errors, online, restart = plan(values, catalogue)
+        library_dir = params["library_dir"] or pgc.query(
+            connection, "SELECT setting FROM pg_config WHERE name = 'PKGLIBDIR'")[0][0]
+        errors.update(library_errors(values, library_dir, os.path.exists))
         if errors:
-            first = sorted(errors)[0]
-            module.fail_json(msg="refused before writing %s: %s" % (params["path"], "; ".join(
-                errors[name] for name in sorted(errors))), variable=first, errors=errors, queries=queries)
+            refuse(module, errors, queries)
         content, previous, changed, result = compare(params)
         result.update(online=online, queries=queries)
         if module.check_mode:

@@ -27,9 +27,12 @@ all:
 """
 
 
-def run(tmp_path, playbook, group="postgres", limit=None, extra=None):
+def run(tmp_path, playbook, group="postgres", limit=None, extra=None, all_vars=None):
     inventory = tmp_path / "inventory.yml"
-    inventory.write_text(INVENTORY % group)
+    text = INVENTORY % group
+    for name, value in (all_vars or {}).items():
+        text = text.replace("  vars:\n", "  vars:\n    %s: %s\n" % (name, value), 1)
+    inventory.write_text(text)
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
     command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
@@ -46,17 +49,39 @@ def run(tmp_path, playbook, group="postgres", limit=None, extra=None):
 def test_limit_leaving_members_out_is_refused_before_any_contact(tmp_path, playbook, limit, left_out):
     result = run(tmp_path, playbook, limit=limit)
     assert result.returncode != 0
-    assert "--limit leaves %s of the inventory group postgres (pg_group) out of the play" % left_out \
+    assert "--limit leaves %s of the inventory group postgres (postgres_tuned_group) out of the play" % left_out \
         in result.stdout, result.stdout[-3000:]
     assert "UNREACHABLE" not in result.stdout, result.stdout[-3000:]
 
 
 @pytest.mark.parametrize("playbook", PLAYBOOKS)
-def test_group_named_by_pg_group_is_the_one_checked(tmp_path, playbook):
-    result = run(tmp_path, playbook, group="pgcluster", limit="pgb", extra={"pg_group": "pgcluster"})
+@pytest.mark.parametrize("where", ["extra", "inventory"])
+def test_group_named_by_postgres_tuned_group_is_the_one_checked(tmp_path, playbook, where):
+    """The playbooks read the group from the variable the role reads, from -e or from the inventory."""
+    if where == "extra":
+        result = run(tmp_path, playbook, group="pgcluster", limit="pgb", extra={"postgres_tuned_group": "pgcluster"})
+    else:
+        result = run(tmp_path, playbook, group="pgcluster", limit="pgb", all_vars={"postgres_tuned_group": "pgcluster"})
     assert result.returncode != 0
     assert "--limit leaves pga, pgc of the inventory group pgcluster" in result.stdout, result.stdout[-3000:]
     assert "UNREACHABLE" not in result.stdout
+
+
+@pytest.mark.parametrize("playbook", PLAYBOOKS)
+@pytest.mark.parametrize("limit", [None, "web1"])
+def test_a_group_that_matches_no_host_fails_naming_the_variable(tmp_path, playbook, limit):
+    """The role's docs allow any group name: a playbook left on the default must not skip every play and exit 0."""
+    result = run(tmp_path, playbook, group="ledgerpg", limit=limit)
+    assert result.returncode != 0
+    assert "postgres_tuned_group=postgres matches no host of the inventory" in result.stdout, result.stdout[-3000:]
+    assert "UNREACHABLE" not in result.stdout
+
+
+@pytest.mark.parametrize("playbook", PLAYBOOKS)
+def test_a_limit_holding_no_member_is_refused(tmp_path, playbook):
+    result = run(tmp_path, playbook, limit="web1")
+    assert result.returncode != 0
+    assert "--limit leaves pga, pgb, pgc of the inventory group postgres" in result.stdout, result.stdout[-3000:]
 
 
 @pytest.mark.parametrize("playbook", PLAYBOOKS)
@@ -66,4 +91,5 @@ def test_whole_group_passes_the_check_and_goes_on(tmp_path, playbook, limit):
     assert "out of the play" not in result.stdout
     # the check passed for the run_once host, then the next play reached for the hosts
     assert "ok: [pga]" in result.stdout.split("TASK [Every member of the inventory group is in the play]")[1]
+    assert "TASK [Put the group's members in the group the next plays target]" in result.stdout
     assert "UNREACHABLE" in result.stdout, result.stdout[-3000:]
