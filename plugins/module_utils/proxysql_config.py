@@ -20,6 +20,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import binascii
+import collections
 
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_privileges import password_matches
 
@@ -252,7 +253,10 @@ def unpublished_modules(declaration, current_tables, saved_tables):
 
 
 def _canonical(rows):
-    return sorted(sorted((column, as_text(value)) for column, value in row.items()) for row in rows)
+    """Rows as a multiset, order-free. Counted, never sorted: a NULL column (None) beside text in another row
+    cannot be ordered, and NULL must stay different from ''."""
+    return collections.Counter(tuple(sorted((column, as_text(value)) for column, value in row.items()))
+                               for row in rows)
 
 
 def plan(declaration, current_tables, prune_tables=(), save=True, saved_tables=None):
