@@ -97,17 +97,21 @@ def vip_errors(vips):
 
 def priority_errors(inputs, peers):
     """Priorities base, base - step, ... for the peers: each 1-254 and distinct (a tie holds a VIP twice)."""
-    errors = int_errors("keepalived_priority_base", inputs.get("priority_base"), 1, 254)
-    errors += int_errors("keepalived_priority_step", inputs.get("priority_step"), 0, 253)
-    if errors:
+    base_errors = int_errors("keepalived_priority_base", inputs.get("priority_base"), 1, 254)
+    step_errors = int_errors("keepalived_priority_step", inputs.get("priority_step"), 0, 253)
+    errors = base_errors + step_errors
+    if step_errors:
         return errors
-    base, step = int(inputs["priority_base"]), int(inputs["priority_step"])
+    step = int(inputs["priority_step"])
+    if step == 0 and peers > 1:
+        errors.append("keepalived_priority_step=0: %d peers would share one priority" % peers)
+    if base_errors:
+        return errors
+    base = int(inputs["priority_base"])
     lowest = base - (max(peers, 1) - 1) * step
     if lowest < 1:
         errors.append("keepalived_priority_base=%d with keepalived_priority_step=%d gives the last of %d peers "
                       "priority %d: priorities run 1-254" % (base, step, peers, lowest))
-    if step == 0 and peers > 1:
-        errors.append("keepalived_priority_step=0: %d peers would share one priority" % peers)
     return errors
 
 
