@@ -327,7 +327,9 @@ def listener_errors(inputs):
     for key in ("admin_address", "mysql_address"):
         if key in inputs:
             errors += address_errors("proxysql_" + key, inputs[key])
-    if errors or not all(is_int(inputs.get(key)) for key in ("admin_port", "mysql_port")):
+    wanted = ("admin_address", "mysql_address", "admin_port", "mysql_port")
+    if errors or not all(key in inputs for key in wanted) or \
+            not all(is_int(inputs[key]) for key in ("admin_port", "mysql_port")):
         return errors
     if int(inputs["admin_port"]) == int(inputs["mysql_port"]) and \
             listens_on_same_socket(inputs["admin_address"], inputs["mysql_address"]):
