@@ -20,6 +20,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import binascii
+import collections
 
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_privileges import password_matches
 
@@ -252,7 +253,10 @@ def unpublished_modules(declaration, current_tables, saved_tables):
 
 
 def _canonical(rows):
-    return sorted(sorted((column, as_text(value)) for column, value in row.items()) for row in rows)
+    """Rows as a multiset, order-free. Counted, never sorted: a NULL column (None) beside text in another row
+    cannot be ordered, and NULL must stay different from ''."""
+    return collections.Counter(tuple(sorted((column, as_text(value)) for column, value in row.items()))
+                               for row in rows)
 
 
 def plan(declaration, current_tables, prune_tables=(), save=True, saved_tables=None):
@@ -301,6 +305,35 @@ def describe_changes(table, changes, side):
             entry[column] = "********" if is_secret(table, column, row) else value
         lines.append(entry)
     return lines
+
+
+def login_attempts(given, fallback):
+    """The logins to try, in order: [(label, {user, password, host, port})], without repeats.
+
+    given: what the credentials file (and the login_* options) say; fallback: the inventory's password and
+    address, which the role has declared and may already have applied. A role rewrites its credentials file
+    only after ProxySQL has taken a change, so a run that stopped in between leaves the file with the old
+    password or the old address: the file is tried first (it names what ProxySQL had), then the inventory's
+    password, then the inventory's address with each password. No setting of the file is ever the only way in.
+    """
+    attempts, seen = [], set()
+    passwords = [("", given.get("password"))]
+    if fallback.get("password") is not None:
+        passwords.append(("password", fallback["password"]))
+    addresses = [("", given.get("host"), given.get("port"))]
+    if fallback.get("host") or fallback.get("port"):
+        addresses.append(("address", fallback.get("host") or given.get("host"),
+                          fallback.get("port") or given.get("port")))
+    for address_label, host, port in addresses:
+        for password_label, password in passwords:
+            key = (host, int(port), password)
+            if key in seen:
+                continue
+            seen.add(key)
+            parts = [part for part in (address_label, password_label) if part]
+            label = "fallback " + " and ".join(parts) if parts else "given"
+            attempts.append((label, dict(given, host=host, port=int(port), password=password)))
+    return attempts
 
 
 def summary(result):

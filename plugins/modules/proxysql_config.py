@@ -62,10 +62,26 @@ options:
     type: path
   login_fallback_password:
     description:
-      - Tried once when ProxySQL refuses the login with the other credentials (error 1045). A role that
-        changes C(admin-admin_credentials) and only then rewrites I(login_config_file) passes the new password
-        here, so that a run stopped between the two can still log in next time.
+      - Tried when the login with the other credentials fails. A role that changes C(admin-admin_credentials)
+        and only then rewrites I(login_config_file) passes the new password here, so that a run stopped
+        between the two can still log in next time.
     type: str
+  login_fallback_host:
+    description:
+      - Tried (with each password) when the address of I(login_config_file) refuses the connection or the
+        login. A role that changes the admin interface (C(admin-mysql_ifaces)) and only then rewrites
+        I(login_config_file) passes the new address here, so a run stopped between the two, or a file left
+        with an address the role no longer uses, never locks it out.
+    type: str
+  login_fallback_port:
+    description: Port tried with I(login_fallback_host) (or with the file's host when that is not given).
+    type: int
+  wait_timeout:
+    description:
+      - Seconds to keep trying while no address accepts a connection at all (ProxySQL starting, or moving
+        its admin interface). A refused login is not retried.
+    type: int
+    default: 0
   connect_timeout:
     description: Seconds to wait for the connection.
     type: int
@@ -168,11 +184,14 @@ reason:
   returned: always
   type: str
 login:
-  description: C(given) when the credentials given were accepted, C(fallback) when I(login_fallback_password) was.
+  description: >-
+    C(given) when the credentials given were accepted; C(fallback password), C(fallback address) or
+    C(fallback address and password) when a fallback was.
   returned: when connected
   type: str
 """
 
+import time
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -191,33 +210,46 @@ ACCESS_DENIED = 1045   # ER_ACCESS_DENIED_ERROR, what ProxySQL's admin answers t
 
 
 def admin_connection(params):
-    """(connection, which credentials were accepted: 'given' or 'fallback')."""
-    kwargs = {"host": params["login_host"], "port": params["login_port"],
-              "connect_timeout": params["connect_timeout"], "autocommit": True}
+    """(connection, which login was accepted: planner.login_attempts' label).
+
+    Keeps trying for wait_timeout seconds while ProxySQL refuses every address (not started yet, or moving
+    its admin interface); a refused login is final. The first error is reported: it names the credentials
+    the caller meant.
+    """
+    given = {"host": params["login_host"], "port": params["login_port"],
+             "connect_timeout": params["connect_timeout"], "autocommit": True}
     if params.get("login_config_file"):
         options = read_option_file(params["login_config_file"])
         for key in ("user", "password", "host"):
             if key in options:
-                kwargs[key] = options[key]
+                given[key] = options[key]
         if "port" in options:
-            kwargs["port"] = int(options["port"])
+            given["port"] = int(options["port"])
     if params.get("login_user"):
-        kwargs["user"] = params["login_user"]
+        given["user"] = params["login_user"]
     if params.get("login_password") is not None:
-        kwargs["password"] = params["login_password"]
-    if not kwargs.get("user"):
+        given["password"] = params["login_password"]
+    if not given.get("user"):
         raise ConnectionError_("no admin user: set login_user or a user in login_config_file")
-    try:
-        return pymysql.connect(**kwargs), "given"
-    except pymysql.err.MySQLError as err:
-        fallback = params.get("login_fallback_password")
-        if fallback is not None and err.args and err.args[0] == ACCESS_DENIED:
+    attempts = planner.login_attempts(given, {"password": params.get("login_fallback_password"),
+                                              "host": params.get("login_fallback_host"),
+                                              "port": params.get("login_fallback_port")})
+    deadline = time.time() + (params.get("wait_timeout") or 0)
+    while True:
+        errors = []
+        for label, kwargs in attempts:
             try:
-                return pymysql.connect(**dict(kwargs, password=fallback)), "fallback"
-            except pymysql.err.MySQLError:
-                pass  # report the first refusal: it names the credentials the caller meant
-        raise ConnectionError_("cannot connect to ProxySQL admin at %s:%s as %s: %s"
-                               % (kwargs["host"], kwargs["port"], kwargs["user"], err))
+                return pymysql.connect(**kwargs), label
+            except pymysql.err.MySQLError as err:
+                errors.append((kwargs, err))
+        refused_login = any(err.args and err.args[0] == ACCESS_DENIED for dummy, err in errors)
+        if refused_login or time.time() >= deadline:
+            break
+        time.sleep(0.5)
+    kwargs, err = errors[0]
+    tried = ", ".join(sorted(set("%s:%s" % (kw["host"], kw["port"]) for kw, dummy in errors)))
+    raise ConnectionError_("cannot connect to ProxySQL admin at %s:%s as %s: %s (tried %s)"
+                           % (kwargs["host"], kwargs["port"], kwargs["user"], err, tried))
 
 
 def fetch_rows(connection, table):
@@ -235,6 +267,9 @@ def main():
         login_password=dict(type="str", no_log=True),
         login_config_file=dict(type="path"),
         login_fallback_password=dict(type="str", no_log=True),
+        login_fallback_host=dict(type="str"),
+        login_fallback_port=dict(type="int"),
+        wait_timeout=dict(type="int", default=0),
         connect_timeout=dict(type="int", default=10),
         global_variables=dict(type="dict"),
         prune=dict(type="list", elements="str", default=[]),

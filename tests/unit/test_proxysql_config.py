@@ -175,13 +175,22 @@ def test_unpublished_global_variables_are_judged_on_declared_names_only():
 
 
 class FakeProxySQL:
-    """pymysql.connect stand-in: accepts one admin password and refuses others as ProxySQL does (1045)."""
+    """pymysql.connect stand-in: an admin interface on one address with one password, refusing other passwords
+    as ProxySQL does (1045) and other addresses as a closed port does (2003). `client_port` answers like
+    ProxySQL's client interface, which refuses the admin user (1045). It starts listening after `starts_after`
+    connection attempts (a ProxySQL still starting)."""
 
-    def __init__(self, pymysql, accepted):
-        self.pymysql, self.accepted, self.tried = pymysql, accepted, []
+    def __init__(self, pymysql, accepted, port=6032, client_port=6033, starts_after=0):
+        self.pymysql, self.accepted, self.port, self.client_port = pymysql, accepted, port, client_port
+        self.starts_after, self.tried = starts_after, []
 
     def __call__(self, **kwargs):
-        self.tried.append(kwargs["password"])
+        self.tried.append((kwargs["port"], kwargs["password"]) if kwargs["port"] != 6032 or self.port != 6032
+                          else kwargs["password"])
+        if kwargs["port"] == self.client_port:
+            raise self.pymysql.err.OperationalError(1045, "ProxySQL Error: Access denied for user 'dbops_admin'")
+        if kwargs["port"] != self.port or len(self.tried) <= self.starts_after:
+            raise self.pymysql.err.OperationalError(2003, "Can't connect to MySQL server on '127.0.0.1'")
         if kwargs["password"] != self.accepted:
             raise self.pymysql.err.OperationalError(1045, "ProxySQL Error: Access denied for user 'dbops_admin'")
         return "connection"
@@ -189,19 +198,24 @@ class FakeProxySQL:
 
 @pytest.fixture
 def admin_login(tmp_path, monkeypatch):
-    """login(accepted, file_password, fallback) -> (result or the error, passwords tried in order)."""
+    """login(accepted, file_password, fallback, ...) -> (result or the error, logins tried in order)."""
     pymysql = pytest.importorskip("pymysql")
     from ansible_collections.dbops.clusters.plugins.modules import proxysql_config as module
     from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import ConnectionError_
 
-    def login(accepted, file_password, fallback=None):
+    def login(accepted, file_password, fallback=None, file_port=6032, listening=6032, fallback_port=None,
+              starts_after=0, wait_timeout=0):
         option_file = tmp_path / "admin.cnf"
-        option_file.write_text("[client]\nuser=dbops_admin\npassword=%s\nhost=127.0.0.1\nport=6032\n" % file_password)
+        option_file.write_text("[client]\nuser=dbops_admin\npassword=%s\nhost=127.0.0.1\nport=%d\n"
+                               % (file_password, file_port))
         option_file.chmod(0o600)
-        fake = FakeProxySQL(pymysql, accepted)
+        fake = FakeProxySQL(pymysql, accepted, port=listening, starts_after=starts_after)
         monkeypatch.setattr(module.pymysql, "connect", fake)
+        monkeypatch.setattr(module.time, "sleep", lambda seconds: None)
         params = {"login_host": "127.0.0.1", "login_port": 6032, "connect_timeout": 1,
-                  "login_config_file": str(option_file), "login_fallback_password": fallback}
+                  "login_config_file": str(option_file), "login_fallback_password": fallback,
+                  "login_fallback_host": "127.0.0.1" if fallback_port else None,
+                  "login_fallback_port": fallback_port, "wait_timeout": wait_timeout}
         try:
             return module.admin_connection(params), fake.tried
         except ConnectionError_ as err:
@@ -216,7 +230,7 @@ def test_the_credentials_file_is_tried_first_and_the_fallback_is_not_needed(admi
 def test_a_refused_file_password_falls_back_to_the_password_a_stopped_run_already_set(admin_login):
     # the run changed admin-admin_credentials, then stopped before rewriting the file
     assert admin_login("new-secret", "old-secret", fallback="new-secret") == (
-        ("connection", "fallback"), ["old-secret", "new-secret"])
+        ("connection", "fallback password"), ["old-secret", "new-secret"])
 
 
 def test_without_a_fallback_or_with_a_wrong_one_the_first_refusal_is_reported(admin_login):
@@ -224,3 +238,36 @@ def test_without_a_fallback_or_with_a_wrong_one_the_first_refusal_is_reported(ad
         error, tried = admin_login("new-secret", "old-secret", fallback=fallback)
         assert "Access denied" in str(error) and "dbops_admin" in str(error), error
         assert tried == ["old-secret"] + ([fallback] if fallback else [])
+
+
+def test_a_file_left_with_the_client_port_falls_back_to_the_inventorys_admin_port(admin_login):
+    # An earlier run moved the admin interface onto the client port and rewrote the file with it; the
+    # correct inventory names 6032 again, where ProxySQL's admin listens: the file's port is not the only way in.
+    result, tried = admin_login("secret-1", "secret-1", fallback="secret-1", file_port=6033, fallback_port=6032)
+    assert result == ("connection", "fallback address")
+    assert tried == [(6033, "secret-1"), "secret-1"]
+
+
+def test_an_admin_interface_moved_to_the_inventorys_port_is_found_with_the_new_password(admin_login):
+    # A run set the new port and password, then stopped before rewriting the file (old port, old password).
+    result, tried = admin_login("new-secret", "old-secret", fallback="new-secret", file_port=6032, listening=6040,
+                                fallback_port=6040)
+    assert result == ("connection", "fallback address and password")
+    assert tried[-1] == (6040, "new-secret")
+
+
+def test_the_module_waits_for_an_admin_interface_that_is_still_starting(admin_login):
+    result, tried = admin_login("secret-1", "secret-1", fallback="secret-1", starts_after=3, wait_timeout=30)
+    assert result == ("connection", "given") and len(tried) == 4
+    error, tried = admin_login("secret-1", "secret-1", fallback="secret-1", starts_after=3, wait_timeout=0)
+    assert "Can't connect" in str(error) and len(tried) == 1
+
+
+def test_login_attempts_try_the_file_then_the_inventorys_password_then_its_address():
+    given = {"user": "a", "password": "old", "host": "127.0.0.1", "port": 6033}
+    attempts = planner.login_attempts(given, {"password": "new", "host": "127.0.0.1", "port": 6032})
+    assert [(label, kw["port"], kw["password"]) for label, kw in attempts] == [
+        ("given", 6033, "old"), ("fallback password", 6033, "new"), ("fallback address", 6032, "old"),
+        ("fallback address and password", 6032, "new")]
+    same = planner.login_attempts(given, {"password": "old", "host": None, "port": None})
+    assert [label for label, dummy in same] == ["given"]
