@@ -12,10 +12,10 @@ trap 'rm -rf "$build"' EXIT
 results=()
 failed=0
 
-record() {  # record NAME RC SECONDS: one line of the summary
-    local name=$1 rc=$2 took=$3
-    if (( rc == 0 )); then results+=("$(printf '%-28s passed  %5ss' "$name" "$took")")
-    else results+=("$(printf '%-28s FAILED  %5ss  (exit %s)' "$name" "$took" "$rc")"); failed=$((failed + 1)); fi
+record() {  # record NAME RC SECONDS [DETAIL]: one line of the summary
+    local name=$1 rc=$2 took=$3 detail=${4:+  ($4)}
+    if (( rc == 0 )); then results+=("$(printf '%-28s passed  %5ss%s' "$name" "$took" "$detail")")
+    else results+=("$(printf '%-28s FAILED  %5ss  (exit %s)%s' "$name" "$took" "$rc" "$detail")"); failed=$((failed + 1)); fi
 }
 
 stage() {  # stage NAME COMMAND...
@@ -32,16 +32,36 @@ stage() {  # stage NAME COMMAND...
 # lab/transport-flakes.txt (the lab's lanes use the same list) runs once more from the start; the summary says
 # so. Any other failure stands.
 transport_flakes=lab/transport-flakes.txt
+# Where a scenario's time goes: molecule's action lines ("➜ converge: Executing" / "Executed") get the second
+# they were printed, action_times sums each action from them for the summary, and profile_tasks puts each
+# task's time in the scenario's log (the package installs, the drills).
+export ANSIBLE_CALLBACKS_ENABLED=dbops_preload_connection,ansible.posix.profile_tasks
+stamp_actions() {
+    local line
+    while IFS= read -r line; do
+        if [[ $line == *"➜ "*": Execut"* ]]; then printf '[%s] %s\n' "$EPOCHSECONDS" "$line"
+        else printf '%s\n' "$line"; fi
+    done
+}
+action_times() {  # LOG: "create 21 · converge 95 · ..." in the order the actions ran (a repeated one summed)
+    sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '
+        /^\[[0-9]+\] .*➜ [a-z_]+: Executing/ { match($0, /➜ [a-z_]+:/); a = substr($0, RSTART + 4, RLENGTH - 5)
+                                                 start[a] = substr($1, 2, length($1) - 2) + 0
+                                                 if (!(a in total)) { order[++n] = a; total[a] = 0 } }
+        /^\[[0-9]+\] .*➜ [a-z_]+: Executed/  { match($0, /➜ [a-z_]+:/); a = substr($0, RSTART + 4, RLENGTH - 5)
+                                                 if (a in start) total[a] += substr($1, 2, length($1) - 2) - start[a] }
+        END { for (i = 1; i <= n; i++) printf "%s%s %d", (i > 1 ? " · " : ""), order[i], total[order[i]] }'
+}
 molecule_test_once_more_on_transport_flake() {  # NAME LOG
     local name=$1 log=$2 rc
-    molecule test -s "$name" > "$log" 2>&1
-    rc=$?
+    molecule test -s "$name" 2>&1 | stamp_actions > "$log"
+    rc=${PIPESTATUS[0]}
     if (( rc != 0 )) && grep -qiF -f <(grep -vE '^(#|$)' "$transport_flakes") "$log"; then
         mv "$log" "$log.transport-flake"
         echo "molecule $name: failed on the docker_api transport flake (community.docker#644); running it once more" \
             | tee -a "$build/flakes"
-        molecule test -s "$name" > "$log" 2>&1
-        rc=$?
+        molecule test -s "$name" 2>&1 | stamp_actions > "$log"
+        rc=${PIPESTATUS[0]}
     fi
     return "$rc"
 }
@@ -57,19 +77,21 @@ scenarios_side_by_side() {  # scenarios_side_by_side NAME...: MOLECULE_JOBS scen
             start=$SECONDS
             molecule_test_once_more_on_transport_flake "$name" "$logs/$name.log"
             rc=$?
-            echo "$name $rc $((SECONDS - start))" >> "$logs/results"
+            echo "$name $rc $((SECONDS - start)) $(action_times "$logs/$name.log")" >> "$logs/results"
             flock "$logs/results" bash -c 'printf "\n\033[1m==> [%s] molecule %s ended (exit %s)\033[0m\n" \
                 "$(date +%T)" "$1" "$2"; cat "$3"' _ "$name" "$rc" "$logs/$name.log"
         ) &
     done
     wait
-    while read -r name rc took; do record "molecule $name" "$rc" "$took"; done < "$logs/results"
+    while read -r name rc took actions; do record "molecule $name" "$rc" "$took" "$actions"; done < "$logs/results"
 }
 
+# The installed copy is what sanity tests; its dependencies (galaxy.yml) are installed and proven by molecule
+# default, which drives a fresh host from the tarball with ansible-core and those dependencies only.
 build_and_install() {
     mkdir -p "$build/dist" \
     && ansible-galaxy collection build --force --output-path "$build/dist" . \
-    && ansible-galaxy collection install --force -p "$build/collections" "$build"/dist/dbops-clusters-*.tar.gz \
+    && ansible-galaxy collection install --force --no-deps -p "$build/collections" "$build"/dist/dbops-clusters-*.tar.gz \
     && echo "--- resolving modules and roles by FQCN from the installed copy" \
     && ANSIBLE_COLLECTIONS_PATH="$build/collections" ansible-doc -t module dbops.clusters.host_resources >/dev/null \
     && ANSIBLE_COLLECTIONS_PATH="$build/collections" ansible-doc -t role dbops.clusters.db_host >/dev/null \
@@ -151,7 +173,10 @@ alone_scenario() {  # NAME: one scenario by itself; its output is printed when i
     return "$rc"
 }
 for scenario in "${alone[@]}"; do
-    stage "molecule $scenario" alone_scenario "$scenario"
+    printf '\n\033[1m==> [%s] molecule %s (alone)\033[0m\n' "$(date +%T)" "$scenario"
+    start=$SECONDS
+    alone_scenario "$scenario"
+    record "molecule $scenario" $? $((SECONDS - start)) "$(action_times "$build/molecule-logs/$scenario.log")"
 done
 
 printf '\n\033[1m==> summary\033[0m\n'

@@ -50,3 +50,12 @@ def test_declared_memory_limits_win(lab_hosts):
 def test_kernel_left_alone_in_containers(lab_hosts):
     for host in lab_hosts.values():
         assert not host.file("/etc/sysctl.d/90-dbops.conf").exists
+
+
+def test_the_installed_tarball_drove_db1(lab_hosts):
+    """side_effect ran postgres_tuned on db1 from the built tarball with its declared dependencies only."""
+    db1 = lab_hosts["db1"]
+    result = db1.run("runuser -u postgres -- psql -X -At -c 'SHOW ssl' -c 'SELECT count(*) FROM pg_database "
+                     "WHERE datname = $$shop$$'")
+    assert result.rc == 0, result.stderr
+    assert result.stdout.split() == ["on", "1"], result.stdout
