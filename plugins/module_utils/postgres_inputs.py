@@ -174,7 +174,7 @@ def role_errors(inputs):
     errors += int_errors("synchronous_standbys", inputs.get("synchronous_standbys"), 0)
     errors += int_errors("max_lag_bytes", inputs.get("max_lag_bytes"), 0)
     errors += int_errors("restart_gate_timeout", inputs.get("restart_gate_timeout"), 1, 86400)
-    for flag in ("tls", "archive_check", "reseed"):
+    for flag in ("tls", "tls_new_ca", "archive_check", "reseed"):
         if not (isinstance(inputs.get(flag), bool) or str(inputs.get(flag)).lower() in _BOOL_TEXTS):
             errors.append("%s%s=%r must be true or false" % (PREFIX, flag, inputs.get(flag)))
     if not isinstance(inputs.get("overrides"), dict):

@@ -10,7 +10,7 @@ from ansible_collections.dbops.clusters.plugins.module_utils import postgres_tun
 
 GOOD = dict(port=5432, listen_addresses="localhost,10.0.0.5", address="10.0.0.5", max_connections=0,
             rto_minutes=5, hot_data_mb=0, wal_mb_per_hour=0, synchronous_standbys=1, max_lag_bytes=16777216,
-            restart_gate_timeout=120, tls=False, archive_check=True, reseed=False, overrides={},
+            restart_gate_timeout=120, tls=False, tls_new_ca=False, archive_check=True, reseed=False, overrides={},
             archive_command="", replication_user="replicator",
             access=[{"database": "app", "user": "app", "address": "10.0.0.0/24"}],
             users=[{"name": "app", "password": "s3cret", "attributes": ["CREATEDB"]}],

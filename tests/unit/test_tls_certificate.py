@@ -5,6 +5,7 @@ current certificates runs no community.crypto module at all.
 The filter tests build their certificates with cryptography in tmp_path. The role tests run ansible-playbook on
 the controller (-c local) for two inventory hosts, with the CA directory in tmp_path."""
 import datetime
+import hashlib
 import ipaddress
 import os
 import re
@@ -289,16 +290,21 @@ def _included_task_names():
     return names
 
 
-def run_role(tmp_path, ca_dir, sans=None, check=False, extra_vars=None, expect_rc=0):
-    """The role for db1 and db2 (both local), as the server roles include it; returns the completed process."""
+def run_role(tmp_path, ca_dir, sans=None, check=False, extra_vars=None, expect_rc=0, installed=None):
+    """The role for db1 and db2 (both local), as the server roles include it; returns the completed process.
+
+    installed: {host: SHA-1 of the CA certificate the host trusts now}, as a server role publishes it."""
     sans = dict({"db1": ["DNS:db1", "IP:10.0.0.11", "IP:127.0.0.1"],
                  "db2": ["DNS:db2", "IP:10.0.0.12", "IP:127.0.0.1"]}, **(sans or {}))
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"hosts": {
-        host: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "sans": names}
+        host: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "sans": names,
+               "installed_ca": (installed or {}).get(host, "")}
         for host, names in sans.items()}}}))
     play = tmp_path / "play.yml"
     play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
+        {"name": "Publish the CA each host trusts", "ansible.builtin.set_fact": {
+            "tls_certificate_installed_ca_checksum": "{{ installed_ca }}"}},
         {"name": "Issue the certificates", "ansible.builtin.include_role": {"name": "dbops.clusters.tls_certificate"},
          "vars": {"tls_certificate_ca_dir": str(ca_dir), "tls_certificate_subject_alt_names": "{{ sans }}",
                   "tls_certificate_extended_key_usage": ["serverAuth", "clientAuth"]}}]}]))
@@ -457,3 +463,34 @@ def test_a_renewal_margin_longer_than_a_certificate_lives_is_refused_naming_the_
     result = run_role(tmp_path, ca_dir, extra_vars={"tls_certificate_min_days_left": 900}, expect_rc=2)
     assert "tls_certificate_min_days_left 900 must be from 0 to 824" in result.stdout
     assert not ca_dir.exists()
+
+
+def test_a_lost_ca_directory_is_refused_while_hosts_trust_the_old_ca(ca_dir, tmp_path):
+    """A missing CA directory once created a new CA silently and reissued every certificate of a running cluster."""
+    with open(os.path.join(str(ca_dir), "ca.pem"), "rb") as handle:
+        trusted = hashlib.sha1(handle.read()).hexdigest()
+    shutil.rmtree(str(ca_dir))
+    result = run_role(tmp_path, ca_dir, installed={"db1": trusted, "db2": trusted}, expect_rc=2)
+    assert "already trust a CA that is not there" in result.stdout, result.stdout[-3000:]
+    assert "tls_certificate_new_ca" in result.stdout
+    assert not os.path.exists(str(ca_dir)), "nothing may be created before the refusal"
+
+
+def test_a_new_ca_is_made_when_asked_for(ca_dir, tmp_path):
+    with open(os.path.join(str(ca_dir), "ca.pem"), "rb") as handle:
+        trusted = hashlib.sha1(handle.read()).hexdigest()
+    shutil.rmtree(str(ca_dir))
+    run_role(tmp_path, ca_dir, installed={"db1": trusted, "db2": trusted},
+             extra_vars={"tls_certificate_new_ca": "true"})
+    assert os.path.exists(os.path.join(str(ca_dir), "ca.pem"))
+
+
+def test_renewing_the_ca_the_hosts_trust_is_not_refused(ca_dir, tmp_path):
+    """The refusal is for a CA the hosts do not know: renewing theirs (same key, near its end) goes on."""
+    ca_key = read_key(ca_dir / "ca-key.pem")
+    write_cert(ca_dir / "ca.pem", make_ca(ca_key, days=10))
+    with open(os.path.join(str(ca_dir), "ca.pem"), "rb") as handle:
+        trusted = hashlib.sha1(handle.read()).hexdigest()
+    result = run_role(tmp_path, ca_dir, installed={"db1": trusted, "db2": trusted})
+    assert "%s/ca.pem expires on" % ca_dir in result.stdout
+    assert changed(result) == {"db1": 2, "db2": 1}, result.stdout[-3000:]
