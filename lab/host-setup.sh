@@ -4,8 +4,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# mariadb-client-core: my_print_defaults, the client's own option-file parser, which the unit tests hold the
+# rendered login files to.
 APT_PACKAGES=(podman runc netavark aardvark-dns debootstrap uidmap slirp4netns fuse-overlayfs
-              iptables nftables iproute2 shellcheck python3 python3-venv make rsync curl ca-certificates)
+              iptables nftables iproute2 shellcheck python3 python3-venv make rsync curl ca-certificates
+              mariadb-client-core)
 
 step "checking disk space"
 avail_kb=$(df -Pk /var/lib | awk 'NR==2 {print $4}')

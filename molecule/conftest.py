@@ -60,8 +60,7 @@ def drill(request):
 # Runs inside a proxy: admin queries with the proxysql role's 0600 credentials file, rows printed as JSON.
 _PROXYSQL_ADMIN_QUERY = """
 import json, sys, pymysql
-opts = dict(l.strip().split('=', 1) for l in open('/root/.proxysql-admin.cnf') if '=' in l and l[0] != '#')
-c = pymysql.connect(host=opts['host'], port=int(opts['port']), user=opts['user'], password=opts['password'])
+c = pymysql.connect(read_default_file='/root/.proxysql-admin.cnf', read_default_group='client')
 with c.cursor(pymysql.cursors.DictCursor) as cur:
     cur.execute(sys.argv[1])
     print(json.dumps(cur.fetchall(), default=str))

@@ -41,12 +41,12 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.dbops.clusters.plugins.module_utils import keepalived_inputs
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_option_file import option_value
 
 
 def mysql_option_value(text):
     try:
-        return keepalived_inputs.option_value(str(text))
+        return option_value(str(text))
     except ValueError as err:
         raise AnsibleFilterError("mysql_option_value: %s" % err)
 

@@ -17,6 +17,8 @@ __metaclass__ = type
 import ipaddress
 import re
 
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_option_file import option_value_error
+
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -151,27 +153,6 @@ def sql_check_errors(inputs):
         errors.append("keepalived_sql_check_query=%r: required, without double quotes, backslashes, $, ` or "
                       "line breaks" % (query,))
     return errors
-
-
-def option_value_error(text):
-    """Why `text` cannot be a value in a MySQL option file, or None."""
-    if re.search(r"[\x00-\x1f\x7f]", text):
-        return "control characters (line breaks, tabs) cannot be written in an option file"
-    return None
-
-
-def option_value(text):
-    """`text` as the value of a MySQL option file line, read back exactly by the client library.
-
-    The client (mysys my_default.c, MySQL and MariaDB alike) ends a value at a '#' outside quotes, strips
-    surrounding spaces, drops one pair of surrounding quotes, and inside the value turns \\\\ \\" \\' \\s \\n \\t
-    \\r \\b into their characters. So the value is written in double quotes with every backslash and double
-    quote escaped: '#', ';', single quotes and spaces inside the quotes are then literal.
-    """
-    problem = option_value_error(text)
-    if problem:
-        raise ValueError(problem)
-    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def role_errors(inputs):

@@ -16,6 +16,7 @@ import os
 import stat
 
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe, error_code
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_option_file import parse_groups
 
 try:
     import pymysql
@@ -50,26 +51,14 @@ class ConnectionError_(Exception):  # a distinct name: the builtin ConnectionErr
 
 
 def read_option_file(path):
-    """[client] user/password/socket/host/port from a MySQL option file, refusing one readable by others."""
+    """[client] user/password/socket/host/port from a MySQL option file, refusing one readable by others; values
+    are read as the client library reads them (quotes, escapes, '#' comments: mysql_option_file)."""
     mode = os.stat(path).st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConnectionError_("%s is readable by group or others (mode %o): credential files must be 0600"
                                % (path, stat.S_IMODE(mode)))
-    options, section = {}, None
     with open(path) as handle:
-        for raw in handle:
-            line = raw.strip()
-            if not line or line[0] in "#;":
-                continue
-            if line.startswith("[") and line.endswith("]"):
-                section = line[1:-1].strip()
-                continue
-            if section in ("client", "mysql") and "=" in line:
-                key, value = (part.strip() for part in line.split("=", 1))
-                if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                    value = value[1:-1]
-                options.setdefault(key.replace("-", "_"), value)
-    return options
+        return parse_groups(handle.read(), ("client", "mysql"))
 
 
 def connection_kwargs(params):

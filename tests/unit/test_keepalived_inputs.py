@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.dbops.clusters.plugins.module_utils import keepalived_inputs
+from ansible_collections.dbops.clusters.plugins.module_utils import keepalived_inputs, mysql_option_file
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROLE = os.path.join(REPO, "roles", "keepalived")
@@ -99,42 +99,9 @@ def test_no_password_reaches_a_message():
 
 
 def read_option_file(text):
-    """[client] options as the MySQL/MariaDB client library reads an option file (mysys my_default.c,
-    search_default_file_with_buffers): '#' outside quotes ends the value, surrounding spaces go, one pair of
-    surrounding quotes goes, and \\\\ \\" \\' \\s \\n \\t \\r \\b are unescaped (any other backslash is kept)."""
-    options, group = {}, None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            group = line[1:line.index("]")].strip()
-            continue
-        if group != "client":
-            continue
-        name, dummy, value = line.partition("=")
-        quote, escape, end = None, False, len(value)
-        for index, char in enumerate(value):     # remove_end_comment()
-            if char in "'\"" and not escape:
-                quote = None if quote == char else (quote or char)
-            if quote is None and char == "#":
-                end = index
-                break
-            escape = bool(quote) and char == "\\" and not escape
-        value = value[:end].strip()
-        if len(value) >= 2 and value[0] in "'\"" and value[-1] == value[0]:
-            value = value[1:-1]
-        unescaped, index = [], 0
-        escapes = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "s": " ", '"': '"', "'": "'", "\\": "\\"}
-        while index < len(value):
-            if value[index] == "\\" and index != len(value) - 1:
-                index += 1
-                unescaped.append(escapes.get(value[index], "\\" + value[index]))
-            else:
-                unescaped.append(value[index])
-            index += 1
-        options[name.strip()] = "".join(unescaped)
-    return options
+    """[client] options as the client library reads them (module_utils/mysql_option_file.parse_groups), which
+    the real client's my_print_defaults is held to below."""
+    return mysql_option_file.parse_groups(text)
 
 
 PASSWORDS = ["p#ss\\word \"q' x", "#starts-with-hash", "ends-with-backslash\\", "  spaced  ", "\\n-not-a-newline",
@@ -174,14 +141,14 @@ def test_the_sql_check_password_reaches_the_client_unchanged(rendered_logins, pa
     options = read_option_file(rendered_logins[password])
     assert options["password"] == password
     assert options["user"] == "monitor" and options["port"] == "6032"
-    # Where the MariaDB/MySQL client is installed, its own parser must agree (one option a line).
+    # The client's own parser must agree (one option a line); make deps installs it (lab/host-setup.sh).
     client = shutil.which("my_print_defaults")
-    if client:
-        login = tmp_path / "login.cnf"
-        login.write_text(rendered_logins[password])
-        printed = subprocess.run([client, "--defaults-file=%s" % login, "client"], capture_output=True, text=True,
-                                 check=True).stdout
-        assert "--password=%s\n" % password in printed, printed
+    assert client, "my_print_defaults is missing: run make deps (mariadb-client-core)"
+    login = tmp_path / "login.cnf"
+    login.write_text(rendered_logins[password])
+    printed = subprocess.run([client, "--defaults-file=%s" % login, "client"], capture_output=True, text=True,
+                             check=True).stdout
+    assert "--password=%s\n" % password in printed, printed
 
 
 def test_the_client_parser_of_this_test_is_the_one_that_broke_the_unquoted_password():
@@ -192,7 +159,7 @@ def test_the_client_parser_of_this_test_is_the_one_that_broke_the_unquoted_passw
 
 def test_a_password_an_option_file_cannot_hold_is_refused():
     with pytest.raises(ValueError):
-        keepalived_inputs.option_value("two\nlines")
+        mysql_option_file.option_value("two\nlines")
 
 
 # ------------------------------------------------------------------------- the role's own validate.yml
