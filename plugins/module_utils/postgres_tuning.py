@@ -7,14 +7,15 @@ Pure functions, no I/O. recommend(facts, overrides, unsafe_rules) returns, for e
 exactly as it goes into postgresql.conf, a one-sentence reason naming the rule and the numbers, its source
 (derived, rule or override) and whether PostgreSQL needs a restart to change it.
 
-The rules come from the seeds (shared/seeds-digest.md section 5, "Tuning PostgreSQL for sysbench-tpcc"):
+The rules follow Percona's published PostgreSQL tuning for sysbench-tpcc on a 256 GB, 56-CPU server (the
+reference machine in tests/unit/test_postgres_tuning.py):
 - shared_buffers: about 75% of RAM when the hot data fits in memory (PostgreSQL then serves it from its own
   cache instead of caching it twice), a quarter of RAM when it does not (the OS cache holds the rest); never so
   much that connections, maintenance and the OS are left without memory;
 - work_mem bounded so that max_connections x operations per query (x parallel workers) cannot over-commit what
   shared_buffers, maintenance and the OS leave;
 - WAL and checkpoints from the write rate and the recovery time objective: checkpoints spaced by time (up to an
-  hour as in the seeds), max_wal_size large enough that WAL volume does not force them earlier, and small
+  hour, as that tuning ran), max_wal_size large enough that WAL volume does not force them earlier, and small
   enough that crash recovery replays it within the RTO;
 - six rules every configuration keeps (ACID, point-in-time recovery, WAL usable by replicas, crash recovery,
   frequent checkpoints, autovacuum): an override that breaks one is refused unless the user names the rule
@@ -38,8 +39,8 @@ DISK_TYPES = ("hdd", "ssd", "nvme")
 MIN_MEMORY_MB = 256
 MIN_VERSION = 13                 # oldest major the engine plans for (wal_keep_size, reloadable primary_conninfo)
 
-SHARED_BUFFERS_FIT_SHARE = 0.75  # seeds: 75% of RAM when the hot data fits
-SHARED_BUFFERS_SPILL_SHARE = 0.25  # seeds: a smaller share when it does not; the OS cache does the rest
+SHARED_BUFFERS_FIT_SHARE = 0.75  # 75% of RAM when the hot data fits
+SHARED_BUFFERS_SPILL_SHARE = 0.25  # a smaller share when it does not; the OS cache does the rest
 FIT_HEADROOM = 1.2               # the hot data plus 20% (indexes grow, visibility map, FSM) must fit the 75%
 OS_RESERVE_SHARE = 0.05          # kernel, page tables, the postmaster's other processes
 OS_RESERVE_MIN_MB = 128
@@ -47,8 +48,8 @@ MIN_WORK_MEM_KB = 1024           # below 1MB sorts spill to disk for almost any 
 MAX_WORK_MEM_KB = 2 * 1024 * 1024
 HUGE_PAGE_MB = 2
 HUGE_PAGES_PAY_MB = 2048         # below 2 GB of shared memory the page-table saving is too small to matter
-CHECKPOINT_COMPLETION = 0.9      # seeds: spread each checkpoint over 90% of the interval
-MAX_CHECKPOINT_MIN = 60          # seeds: checkpoint_timeout = 1h
+CHECKPOINT_COMPLETION = 0.9      # spread each checkpoint over 90% of the interval
+MAX_CHECKPOINT_MIN = 60          # checkpoint_timeout at most 1h
 MIN_CHECKPOINT_MIN = 5           # PostgreSQL's default; more often costs full-page images for little gain
 MIN_WAL_FLOOR_MB = 1024          # max_wal_size never below PostgreSQL's default 1GB
 
@@ -56,8 +57,8 @@ MIN_WAL_FLOOR_MB = 1024          # max_wal_size never below PostgreSQL's default
 # random reads of the pages the WAL touches, so the disk decides. The user can declare a measured one.
 REPLAY_MB_PER_S = {"hdd": 10, "ssd": 50, "nvme": 100}
 RANDOM_PAGE_COST = {"hdd": ("4", "spinning disk: a random read costs about 4 sequential ones (the default)"),
-                    "ssd": ("1.1", "SSD: random reads cost about as much as sequential ones (seeds used 1)"),
-                    "nvme": ("1.1", "NVMe: random reads cost about as much as sequential ones (seeds used 1)")}
+                    "ssd": ("1.1", "SSD: random reads cost about as much as sequential ones (1.0 to 1.1 is usual)"),
+                    "nvme": ("1.1", "NVMe: random reads cost about as much as sequential ones (1.0 to 1.1 is usual)")}
 IO_CONCURRENCY = {"hdd": (2, "one spindle serves a couple of prefetches at a time"),
                   "ssd": (200, "an SSD serves hundreds of concurrent reads"),
                   "nvme": (256, "NVMe queues are deep")}
@@ -67,7 +68,7 @@ PROFILE_CONNECTIONS = {"oltp": 100, "mixed": 80, "olap": 40}
 PROFILE_OPS_PER_QUERY = {"oltp": 2, "mixed": 3, "olap": 4}
 PROFILE_SCALE_FACTOR = {"oltp": "0.05", "mixed": "0.1", "olap": "0.2"}
 
-# The six rules (seeds 5a) and the settings that keep each; a predicate per setting says whether a value keeps it.
+# The six rules and the settings that keep each; a predicate per setting says whether a value keeps it.
 RULES = {
     "acid": "ACID: a committed transaction survives a crash (fsync on, synchronous_commit not off)",
     "pitr": "point-in-time recovery: every WAL segment is archived (archive_mode on with an archive command)",
@@ -271,7 +272,7 @@ def _memory(f, settings, warnings):
     if hot is not None and hot * FIT_HEADROOM <= min(fit_share_mb, ceiling):
         shared = min(fit_share_mb, ceiling)
         why = ("hot data %d MB (+20%% = %d MB) fits in memory: %d%% of %d MB RAM so PostgreSQL serves it from its "
-               "own cache instead of caching it twice (seeds)" % (hot, hot * FIT_HEADROOM, 75, ram))
+               "own cache instead of caching it twice" % (hot, hot * FIT_HEADROOM, 75, ram))
         fits = True
     else:
         shared = min(int(ram * SHARED_BUFFERS_SPILL_SHARE), ceiling)
@@ -282,7 +283,7 @@ def _memory(f, settings, warnings):
                             "to get 75% when it fits in memory")
         else:
             why = ("hot data %d MB does not fit in 75%% of %d MB RAM: 25%%, leaving the rest to the OS cache "
-                   "rather than caching pages twice (seeds)" % (hot, ram))
+                   "rather than caching pages twice" % (hot, ram))
         fits = False
     if shared == ceiling:
         why += "; capped at %d MB so connections, maintenance and the OS keep their memory" % ceiling
@@ -307,8 +308,8 @@ def _memory(f, settings, warnings):
         % (ram, shared, maintenance_total, os_reserve, connections, ops, PROFILE_OPS_PER_QUERY[profile],
            parallel_per_gather))
     settings["maintenance_work_mem"] = _setting(
-        format_mb(maintenance), "RAM/16 between 64MB and 2GB: faster index builds and VACUUM (seeds used 2GB on "
-                                "256GB); counted before work_mem")
+        format_mb(maintenance), "RAM/16 between 64MB and 2GB: faster index builds and VACUUM (2GB from 32GB of "
+                                "RAM up); counted before work_mem")
     settings["autovacuum_work_mem"] = _setting(
         format_mb(av_work_mem), "RAM/64 per autovacuum worker (at most maintenance_work_mem): %d workers x %d MB "
                                 "are counted in the memory budget" % (av_workers, av_work_mem))
@@ -355,7 +356,7 @@ def _wal(f, settings, warnings):
                 % (f["rto_minutes"], rate, replay, f["rto_minutes"], MIN_CHECKPOINT_MIN))
         wal_mb = int(per_min * minutes * (1 + CHECKPOINT_COMPLETION))
         wal_mb = max(MIN_WAL_FLOOR_MB, min(recovery_cap_mb, wal_mb))
-        timeout_why = ("%d MB/h of WAL: the longest interval up to 1h (seeds) whose WAL replays within the %d-minute "
+        timeout_why = ("%d MB/h of WAL: the longest interval up to 1h whose WAL replays within the %d-minute "
                        "RTO at %d MB/s" % (rate, f["rto_minutes"], replay))
         size_why = ("%d minutes x %d MB/min x (1 + %.1f completion target): checkpoints come from the timeout, not "
                     "from WAL volume; at most the %d MB the RTO allows"
@@ -375,10 +376,10 @@ def _wal(f, settings, warnings):
     settings["min_wal_size"] = _setting(
         format_mb(max(80, wal_mb // 4)), "a quarter of max_wal_size kept recycled so bursts do not create segments")
     settings["checkpoint_completion_target"] = _setting(
-        str(CHECKPOINT_COMPLETION), "spread checkpoint writes over 90% of the interval (seeds)")
+        str(CHECKPOINT_COMPLETION), "spread checkpoint writes over 90% of the interval")
     settings["wal_compression"] = _setting(
         "lz4" if f["version"] >= 15 else "on",
-        "full-page images compressed: the seeds measured 42%% less WAL and +21%% TPS; %s"
+        "full-page images compressed: 42%% less WAL and 21%% more TPS measured on a write-heavy TPC-C load; %s"
         % ("lz4 costs far less CPU than pglz (PostgreSQL 15+)" if f["version"] >= 15 else "pglz before PostgreSQL 15"))
     settings["log_checkpoints"] = _setting("on", "see whether checkpoints come from the timeout or from WAL volume")
     return {"recovery_cap_mb": recovery_cap_mb, "checkpoint_minutes": minutes}
@@ -394,8 +395,8 @@ def _io_and_cpu(f, settings, mem):
         settings["bgwriter_lru_multiplier"] = _setting("4.0", "olap: moderate background writing")
     else:
         settings["bgwriter_lru_maxpages"] = _setting(
-            "1000", "%s: the background writer cleans buffers ahead of backends (seeds)" % f["profile"])
-        settings["bgwriter_lru_multiplier"] = _setting("10.0", "%s: write ahead of demand (seeds)" % f["profile"])
+            "1000", "%s: the background writer cleans buffers ahead of backends" % f["profile"])
+        settings["bgwriter_lru_multiplier"] = _setting("10.0", "%s: write ahead of demand" % f["profile"])
     cpus = f["cpus"]
     settings["max_worker_processes"] = _setting(
         str(max(8, cpus + 4)), "%d CPUs + 4 for background workers, at least the default 8" % cpus)
