@@ -8,14 +8,19 @@ import os
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def run_plan(tmp_path, variables):
+ADDRESSES = {"n1": {"group_replication_address": "10.0.2.1"}, "n2": {"group_replication_address": "10.0.2.2"},
+             "n3": {"group_replication_address": "10.0.2.3"}}
+
+
+def run_plan(tmp_path, variables, members=None):
     inventory = tmp_path / "inventory.yml"
-    members = {"n1": None, "n2": None, "n3": None}
+    members = members or {"n1": None, "n2": None, "n3": None}
     inventory.write_text(yaml.safe_dump({"all": {"children": {"gr": {"hosts": members}}}}))
     (tmp_path / "vars.json").write_text(json.dumps(dict({
         "group_replication_flavor": "mysql", "group_replication_inventory_group": "gr",
@@ -64,3 +69,36 @@ def test_a_restart_clears_both_pending_files_of_that_member_only(tmp_path):
                             timeout=180, check=False)
     assert result.returncode == 0, result.stdout[-2000:]
     assert sorted(p.name for p in tmp_path.glob("*pending*")) == ["other-member-pending"]
+
+
+def test_good_members_pass_the_plan(tmp_path):
+    result = run_plan(tmp_path, {}, members=ADDRESSES)
+    assert result.returncode == 0, result.stdout[-2500:]
+
+
+def test_two_members_with_one_server_id_are_refused_before_any_change(tmp_path):
+    members = dict(ADDRESSES, n3={"group_replication_address": "10.0.2.3", "percona_server_server_id": 513})
+    result = run_plan(tmp_path, {}, members=members)
+    assert result.returncode != 0
+    # 10.0.2.1 derives 2 * 256 + 1 = 513.
+    assert "n1, n3 share server_id 513 in one group" in result.stdout, result.stdout[-2500:]
+
+
+@pytest.mark.parametrize("variable, value, words", [
+    ("group_replication_flow_control_threshold", -5, "group_replication_flow_control_threshold=-5: must be from 0"),
+    ("group_replication_autorejoin_tries", 5000, "group_replication_autorejoin_tries=5000: must be from 0 to 2016"),
+    ("group_replication_unreachable_majority_timeout", -1,
+     "group_replication_unreachable_majority_timeout=-1: must be from 0 to 31536000"),
+    ("group_replication_clone_threshold", 0, "group_replication_clone_threshold=0: must be from 1"),
+    ("group_replication_transaction_size_limit", "lots", "group_replication_transaction_size_limit='lots'"),
+    ("group_replication_gate_timeout", 0, "group_replication_gate_timeout=0: must be from 1"),
+    ("group_replication_gate_max_queue", -1, "group_replication_gate_max_queue=-1: must be from 0"),
+    ("group_replication_member_weight", 101, "group_replication_member_weight=101: must be from 0 to 100"),
+    ("percona_server_overrides", {"innodb_io_capacity": -100},
+     "percona_server_overrides.innodb_io_capacity=-100: negative values are refused"),
+    ("percona_server_overrides", {"server_id": 9}, "percona_server_overrides.server_id: the role sets it"),
+])
+def test_numbers_out_of_range_are_refused_naming_the_variable(tmp_path, variable, value, words):
+    result = run_plan(tmp_path, {variable: value}, members=ADDRESSES)
+    assert result.returncode != 0
+    assert words in result.stdout, result.stdout[-2500:]
