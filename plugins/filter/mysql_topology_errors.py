@@ -11,10 +11,11 @@ name: mysql_topology_errors
 short_description: Refusals of a host's replication topology, read from the inventory
 version_added: 0.2.0
 description:
-  - Reads every inventory host's C(percona_server_source), C(percona_server_server_id) and
-    C(percona_server_address) (or, for a host that published them, C(percona_server_topology_declared): the
-    values the play gives the role, which C(hostvars) does not show) and refuses a source that is the host itself or not an inventory host, a chain
-    of sources that loops, and two servers of one replication topology with the same server_id.
+  - "Reads every inventory host's C(percona_server_source), C(percona_server_server_id) and
+    C(percona_server_address) (or, for a host that published them, C(percona_server_topology_declared), the
+    values the play gives the role, which C(hostvars) does not show) and refuses a source that is the host
+    itself or not an inventory host, a chain of sources that loops, and two servers of one replication
+    topology with the same server_id."
   - "Membership comes from the inventory hosts given, never from the play's hosts, so C(--limit) cannot hide a
     conflict. A host outside the play whose server_id derives from facts is not compared."
 positional: _input, hostvars, inventory_hosts

@@ -102,3 +102,30 @@ def test_numbers_out_of_range_are_refused_naming_the_variable(tmp_path, variable
     result = run_plan(tmp_path, {variable: value}, members=ADDRESSES)
     assert result.returncode != 0
     assert words in result.stdout, result.stdout[-2500:]
+
+
+def test_a_member_that_failed_earlier_is_planned_as_unreadable_not_a_crash(tmp_path):
+    """A member whose server did not start fails before group.yml reads it: the plan must name it as a member
+    that could not be read (and refuse a bootstrap without it), not crash on its missing state."""
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"gr": {"hosts": ADDRESSES}}}}))
+    (tmp_path / "vars.json").write_text(json.dumps({
+        "group_replication_flavor": "mysql", "group_replication_inventory_group": "gr",
+        "group_replication_recovery_password": "pw"}))   # no server answers here: members read as not running
+    play = tmp_path / "play.yml"
+    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
+        {"name": "Plan", "ansible.builtin.include_role": {"name": "dbops.clusters.group_replication",
+                                                          "tasks_from": "plan.yml"}},
+        {"name": "n2 fails before its state is read (its server did not start)",
+         "ansible.builtin.fail": {"msg": "mysqld did not start"}, "when": "inventory_hostname == 'n2'"},
+        {"name": "Group", "ansible.builtin.include_role": {"name": "dbops.clusters.group_replication",
+                                                           "tasks_from": "group.yml"},
+         "vars": {"group_replication_group_name_effective": "0b6f5f4e-1b5e-4c1e-9a7e-2a7b6f0e6c11"}}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
+                             "-c", "local", "-e", "@%s" % (tmp_path / "vars.json"), str(play)], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=180, check=False)
+    assert "has no attribute" not in result.stdout, result.stdout[-3000:]
+    assert "n2 (could not be read: it did not report its state" in result.stdout, result.stdout[-3000:]
+    assert result.returncode != 0
