@@ -174,6 +174,26 @@ def _online_in_group(state, group_name):
             and (state.get("group_name") or "").lower() == group_name.lower())
 
 
+RENAME_PROCEDURE = ("a running group cannot be renamed (its members would leave it and form another). Keep the "
+                    "name, or rename it as a planned outage: stop the server of every member, set "
+                    "group_replication_group_name, then run playbooks/gr_reboot.yml, which writes the new name "
+                    "and starts the group under it from the member holding every transaction")
+
+
+def rename_refusal(running_names, wanted):
+    """A sentence refusing a new group name while members run in the old one, or None.
+
+    running_names: {member: the group_replication_group_name its server runs with ("" when none: a new member
+    or Group Replication not loaded)}; members whose server could not be read are left out.
+    """
+    others = dict((m, (name or "").lower()) for m, name in running_names.items()
+                  if name and name.lower() != (wanted or "").lower())
+    if not others:
+        return None
+    shown = "; ".join("%s runs %s" % (m, others[m]) for m in sorted(others))
+    return "group_replication_group_name=%s: %s; %s. Nothing was written." % (wanted, shown, RENAME_PROCEDURE)
+
+
 def state_from_report(report):
     """(state, None) from what a member reported, or (None, why it could not be read).
 

@@ -383,3 +383,17 @@ def test_an_unread_member_is_named_with_its_reason_in_a_running_group_and_in_an_
     result = gr.plan(states, MEMBERS, G, unread={"gr2": "it did not report its state"})
     assert result["decision"] == "refuse"
     assert "gr2 (could not be read: it did not report its state)" in result["reason"]
+
+
+def test_a_new_name_for_a_running_group_is_refused_naming_the_procedure():
+    from ansible_collections.dbops.clusters.plugins.filter.gr_rename_refusal import gr_rename_refusal
+    H = "1b2c3d4e-0000-4000-8000-000000000001"
+    hostvars = {"gr1": {"group_replication_state_before": {"state": member("ONLINE", "PRIMARY")}},
+                "gr2": {"group_replication_state_before": {"state": member("ONLINE", "SECONDARY")}},
+                # a new member (no Group Replication yet) and one that did not report are not compared
+                "gr3": {"group_replication_state_before": {"state": member("OFFLINE", group="")}}}
+    refusal = gr_rename_refusal(MEMBERS, hostvars, H)
+    assert "group_replication_group_name=%s: gr1 runs %s; gr2 runs %s" % (H, G, G) in refusal
+    assert "playbooks/gr_reboot.yml" in refusal and "Nothing was written" in refusal
+    assert gr_rename_refusal(MEMBERS, hostvars, G) == ""
+    assert gr_rename_refusal(MEMBERS, {"gr1": {}, "gr2": {"group_replication_state_before": {"failed": True}}}, H) == ""
