@@ -129,3 +129,23 @@ def test_a_member_that_failed_earlier_is_planned_as_unreadable_not_a_crash(tmp_p
     assert "has no attribute" not in result.stdout, result.stdout[-3000:]
     assert "n2 (could not be read: it did not report its state" in result.stdout, result.stdout[-3000:]
     assert result.returncode != 0
+
+
+def test_gr_reboot_refuses_a_play_that_leaves_members_out(tmp_path):
+    """--limit with group_replication_ignore_unreachable would bootstrap the members in the play past the ones
+    left out, which may be ONLINE in a running group: a second group. The playbook refuses before any change
+    (run in check mode: nothing could be written on the controller even if the refusal were missing)."""
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"group_replication": {"hosts": ADDRESSES}}}}))
+    (tmp_path / "vars.json").write_text(json.dumps({
+        "group_replication_flavor": "mysql", "group_replication_recovery_password": "pw",
+        "group_replication_ignore_unreachable": True}))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
+                             "-c", "local", "--check", "--limit", "n1", "-e", "@%s" % (tmp_path / "vars.json"),
+                             os.path.join(REPO, "playbooks", "gr_reboot.yml")], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=180, check=False)
+    assert result.returncode != 0
+    assert "leaves n2, n3 of group_replication out" in result.stdout, result.stdout[-3000:]
+    assert "Write the Group Replication option file" not in result.stdout, result.stdout[-3000:]
