@@ -11,9 +11,11 @@ name: mysql_topology_errors
 short_description: Refusals of a host's replication topology, read from the inventory
 version_added: 0.2.0
 description:
-  - Reads every inventory host's C(percona_server_source), C(percona_server_server_id) and
-    C(percona_server_address) and refuses a source that is the host itself or not an inventory host, a chain
-    of sources that loops, and two servers of one replication topology with the same server_id.
+  - "Reads every inventory host's C(percona_server_source), C(percona_server_server_id) and
+    C(percona_server_address) (or, for a host that published them, C(percona_server_topology_declared), the
+    values the play gives the role, which C(hostvars) does not show) and refuses a source that is the host
+    itself or not an inventory host, a chain of sources that loops, and two servers of one replication
+    topology with the same server_id."
   - "Membership comes from the inventory hosts given, never from the play's hosts, so C(--limit) cannot hide a
     conflict. A host outside the play whose server_id derives from facts is not compared."
 positional: _input, hostvars, inventory_hosts
@@ -63,18 +65,27 @@ def _hostvar(hostvars, host, name, default):
     return default if value is None else value
 
 
+def _declared(hostvars, host):
+    """The source, server_id and address `host` will use: what it published (percona_server_topology_declared,
+    set by the role's validate.yml from the values the play gives it), else its inventory variables."""
+    published = _hostvar(hostvars, host, "percona_server_topology_declared", None)
+    if isinstance(published, dict):
+        return published.get("source"), published.get("server_id"), published.get("address")
+    return (_hostvar(hostvars, host, "percona_server_source", ""),
+            _hostvar(hostvars, host, "percona_server_server_id", 0),
+            _hostvar(hostvars, host, "percona_server_address", ""))
+
+
 def mysql_topology_errors(me, hostvars, inventory_hosts):
     """Topology refusals for host `me`, from every inventory host's percona_server_source and server_id."""
     hosts = {}
     for host in inventory_hosts:
-        explicit = _hostvar(hostvars, host, "percona_server_server_id", 0)
-        address = _hostvar(hostvars, host, "percona_server_address", "")
+        source, explicit, address = _declared(hostvars, host)
         try:
-            server_id = mysql_inputs.server_id_for(address, explicit)
+            server_id = mysql_inputs.server_id_for(address or "", explicit or 0)
         except (TypeError, ValueError):
             server_id = None   # no facts for a host outside the play: its derived id is not known here
-        hosts[host] = {"source": str(_hostvar(hostvars, host, "percona_server_source", "") or ""),
-                       "server_id": server_id}
+        hosts[host] = {"source": str(source or ""), "server_id": server_id}
     return mysql_inputs.topology_errors(me, hosts)
 
 

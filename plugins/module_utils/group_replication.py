@@ -174,11 +174,51 @@ def _online_in_group(state, group_name):
             and (state.get("group_name") or "").lower() == group_name.lower())
 
 
+RENAME_PROCEDURE = ("a running group cannot be renamed (its members would leave it and form another). Keep the "
+                    "name, or rename it as a planned outage: stop the server of every member, set "
+                    "group_replication_group_name, then run playbooks/gr_reboot.yml, which writes the new name "
+                    "and starts the group under it from the member holding every transaction")
+
+
+def rename_refusal(running_names, wanted):
+    """A sentence refusing a new group name while members run in the old one, or None.
+
+    running_names: {member: the group_replication_group_name its server runs with ("" when none: a new member
+    or Group Replication not loaded)}; members whose server could not be read are left out.
+    """
+    others = dict((m, (name or "").lower()) for m, name in running_names.items()
+                  if name and name.lower() != (wanted or "").lower())
+    if not others:
+        return None
+    shown = "; ".join("%s runs %s" % (m, others[m]) for m in sorted(others))
+    return "group_replication_group_name=%s: %s; %s. Nothing was written." % (wanted, shown, RENAME_PROCEDURE)
+
+
+def state_from_report(report):
+    """(state, None) from what a member reported, or (None, why it could not be read).
+
+    report: a state dict from gr_member_state (it has "running"), the whole registered result of that module
+    ({"state": ...}), a failed or skipped result ({"failed": true, "msg": ...}), or None (no report at all).
+    """
+    if isinstance(report, dict) and "running" in report:
+        return report, None
+    if isinstance(report, dict) and isinstance(report.get("state"), dict) and "running" in report["state"]:
+        return report["state"], None
+    if isinstance(report, dict) and report.get("unreachable"):
+        return None, "unreachable: %s" % (report.get("msg") or "no connection")
+    if isinstance(report, dict) and report.get("failed"):
+        return None, "reading its state failed: %s" % (report.get("msg") or "no message")
+    if isinstance(report, dict) and report.get("skipped"):
+        return None, "its state was not read (skipped)"
+    return None, "it did not report its state (unreachable, outside the play, or failed earlier in the run)"
+
+
 def plan(states, members, group_name, single_primary=True, primary=None, force_member=None,
-         ignore_unreachable=False):
+         ignore_unreachable=False, unread=None):
     """Decide what each member of the inventory group must do.
 
     states: {inventory host: state dict or None (not reachable)}; members: the inventory group, in order.
+    unread: {inventory host: why its state could not be read} for the members whose state is None.
     Returns {decision, reason, bootstrap_member, join_order, actions: {host: {action, reason}},
              mode_change, primary_change, refused: [sentences]}.
     decision is 'none' (every member ONLINE and as desired), 'converge' (some members must join, recover, or
@@ -193,6 +233,7 @@ def plan(states, members, group_name, single_primary=True, primary=None, force_m
     if force_member and force_member not in members:
         return _refuse(result, "force_member=%s is not a member of the group (%s)" % (force_member, ", ".join(members)))
 
+    unread = unread or {}
     unreachable = [m for m in members if states[m] is None]
     stopped = [m for m in members if states[m] is not None and not states[m].get("running")]
     for m in members:
@@ -222,11 +263,12 @@ def plan(states, members, group_name, single_primary=True, primary=None, force_m
     online = [m for m in members if _online_in_group(states[m], group_name)]
     if online:
         return _plan_running_group(result, states, members, group_name, online, unreachable, stopped,
-                                   single_primary, primary)
+                                   single_primary, primary, unread)
 
     # No member is ONLINE anywhere the inventory can reach: bootstrap, but only from complete knowledge.
     if (unreachable or stopped) and not ignore_unreachable:
-        names = ["%s (unreachable)" % m for m in unreachable] + ["%s (server not running)" % m for m in stopped]
+        names = (["%s (could not be read: %s)" % (m, unread.get(m, "unreachable")) for m in unreachable]
+                 + ["%s (server not running)" % m for m in stopped])
         return _refuse(result, "no member is ONLINE among those that answered, but %s could not be asked: it "
                                "may be ONLINE in a running group or hold transactions the others lack. Bring it "
                                "back, or set force to bootstrap without it." % ", ".join(names))
@@ -268,7 +310,10 @@ def plan(states, members, group_name, single_primary=True, primary=None, force_m
     for m in members:
         if m == chosen:
             result["actions"][m] = {"action": "bootstrap", "reason": result["reason"]}
-        elif m in unreachable or m in stopped:
+        elif m in unreachable:
+            result["actions"][m] = {"action": "skip", "reason": "could not be read: %s"
+                                    % unread.get(m, "unreachable")}
+        elif m in stopped:
             result["actions"][m] = {"action": "skip", "reason": "could not be asked"}
         else:
             extra = subtract(sets[m], sets[chosen])
@@ -298,7 +343,7 @@ def _refuse(result, reason):
 
 
 def _plan_running_group(result, states, members, group_name, online, unreachable, stopped, single_primary,
-                        primary):
+                        primary, unread):
     reference = states[online[0]]
     reachable, size = view_majority(reference)
     if size and reachable * 2 <= size:
@@ -313,7 +358,8 @@ def _plan_running_group(result, states, members, group_name, online, unreachable
             result["actions"][m] = {"action": "none", "reason": "ONLINE"}
             continue
         if m in unreachable:
-            result["actions"][m] = {"action": "skip", "reason": "unreachable: the group runs without it"}
+            result["actions"][m] = {"action": "skip", "reason": "could not be read (%s): the group runs without "
+                                    "it" % unread.get(m, "unreachable")}
             continue
         if m in stopped:
             result["actions"][m] = {"action": "start", "reason": "server not running: start it, then join"}

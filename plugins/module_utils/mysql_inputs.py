@@ -159,17 +159,35 @@ def topology_errors(me, hosts):
             if other and other in hosts and other not in members:
                 members.add(other)
                 frontier.append(other)
-    by_id = {}
-    for name in sorted(members):
-        server_id = hosts[name].get("server_id")
-        if server_id is not None:
-            by_id.setdefault(server_id, []).append(name)
-    mine = hosts.get(me, {}).get("server_id")
-    if mine is not None and len(by_id.get(mine, [])) > 1:
-        errors.append("percona_server_server_id: %s share server_id %d in one replication topology; replicas "
-                      "skip each other's events: set percona_server_server_id per host"
-                      % (", ".join(by_id[mine]), mine))
+    errors += server_id_clashes(dict((name, hosts[name].get("server_id")) for name in members),
+                                "in one replication topology; replicas skip each other's events", only=me)
     return errors
+
+
+def server_id_clashes(server_ids, why, only=None):
+    """Sentences naming servers that share a server_id: server_ids {inventory name: id, or None when not known
+    on the controller}; `why` says what the clash breaks; `only`: report only the clash of this host."""
+    by_id = {}
+    for name in sorted(server_ids):
+        if server_ids[name] is not None:
+            by_id.setdefault(server_ids[name], []).append(name)
+    return ["percona_server_server_id: %s share server_id %d %s: set percona_server_server_id per host"
+            % (", ".join(names), server_id, why)
+            for server_id, names in sorted(by_id.items())
+            if len(names) > 1 and (only is None or only in names)]
+
+
+# Settings percona_server's base settings own (templates/base_settings.yml.j2), with the variable that sets
+# each: an override of one of them would be replaced by the role's value without a word (and a server_id
+# given there would escape the check that no two servers of a topology share one).
+OWNED_SETTINGS = {
+    "server_id": "percona_server_server_id",
+    "port": "percona_server_port",
+    "bind_address": "percona_server_bind_address",
+    "binlog_expire_logs_seconds": "percona_server_binlog_expire_seconds",
+    "read_only": "percona_server_source (a replica is read-only)",
+    "super_read_only": "percona_server_source (a replica is read-only)",
+}
 
 
 def override_errors(overrides, prefix="percona_server_"):
@@ -178,7 +196,10 @@ def override_errors(overrides, prefix="percona_server_"):
         return ["%soverrides must be a dict of setting: value, got %r" % (prefix, overrides)]
     errors = []
     for name, value in overrides.items():
-        if value is None or isinstance(value, (dict, list)):
+        owner = OWNED_SETTINGS.get(str(name).strip().lower().replace("-", "_"))
+        if prefix == "percona_server_" and owner:
+            errors.append("%soverrides.%s: the role sets it from %s; set that instead" % (prefix, name, owner))
+        elif value is None or isinstance(value, (dict, list)):
             errors.append("%soverrides.%s: must be a single value, got %r" % (prefix, name, value))
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
             errors.append("%soverrides.%s=%s: negative values are refused" % (prefix, name, value))
@@ -197,6 +218,18 @@ NUMBER_RANGES = (
     ("redo_sample_seconds", 0, 3600),
     ("restart_max_lag_seconds", 0, 86400),
     ("restart_gate_timeout", 1, 86400),
+    # group_replication's, with the ranges the server accepts for the variables they set (MySQL manual,
+    # "Group Replication System Variables"), and its gates'.
+    ("member_weight", 0, 100),
+    ("member_expel_timeout", 0, 3600),
+    ("autorejoin_tries", 0, 2016),
+    ("unreachable_majority_timeout", 0, 31536000),
+    ("flow_control_threshold", 0, 2147483647),
+    ("clone_threshold", 1, 9223372036854775807),
+    ("transaction_size_limit", 0, 2147483647),
+    ("auto_increment_increment", 0, 65535),
+    ("gate_timeout", 1, 86400),
+    ("gate_max_queue", 0, 2147483647),
 )
 
 

@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import shutil
+import tempfile
 
 from ansible_collections.dbops.clusters.plugins.module_utils import mysql_settings
 
@@ -41,3 +43,29 @@ def refusal(variable, names, known, binary):
     return ("%s: %s not known to %s; the server would refuse to start with %s. Nothing was written. Fix the "
             "name, or prefix it with loose- for the option of a plugin that is not loaded yet."
             % (variable, ", ".join(hints), binary, "it" if len(unknown) == 1 else "them"))
+
+
+def value_refusals(module, binary, settings, known, override_variable="overrides"):
+    """Sentences refusing values `binary` would not start with, checked by the binary itself, or [].
+
+    Why this check: `--verbose --help` parses every option the way a start does (the same option parser, the
+    same enum lists, bounds and size suffixes), prints the value it would run with, and starts nothing: no data
+    directory, no running server, no change (SET PERSIST_ONLY would write mysqld-auto.cnf; SET SESSION cannot
+    test global-only or static variables; --validate-config exists on MySQL only, not on MariaDB). The
+    candidate values go in a 0600 --defaults-file in a private directory, never on the command line (a value
+    may be a secret, such as wsrep_sst_auth).
+    """
+    checked = dict((option, setting) for option, setting in settings.items()
+                   if mysql_settings.value_checked(option, known))
+    if not checked:
+        return []
+    directory = tempfile.mkdtemp(prefix="dbops-mysql-check-")
+    try:
+        path = os.path.join(directory, "candidate.cnf")
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+            handle.write(mysql_settings.render(checked, "candidate values checked by dbops.clusters"))
+        rc, out, err = module.run_command([binary, "--defaults-file=%s" % path, "--verbose", "--help"])
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return mysql_settings.value_refusals(checked, rc, err, mysql_settings.parse_help_values(out),
+                                         override_variable)

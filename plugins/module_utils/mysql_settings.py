@@ -191,3 +191,68 @@ def closest(name, known):
     """A listed option name that looks like `name` (for "did you mean"), or None."""
     matches = difflib.get_close_matches(name.strip().lower().replace("-", "_"), sorted(known), n=1, cutoff=0.8)
     return matches[0] if matches else None
+
+
+# The table of `--verbose --help` also shows each option's value "after reading options": given the candidate
+# settings (in a --defaults-file), the binary shows what it would run with, or refuses a value it cannot parse
+# ("Error while setting value 'READ-COMITTED' to 'transaction-isolation'") and exits non-zero.
+_HELP_ERROR = re.compile(r"\[ERROR\]\s*(?:\[[^\]]*\]\s*)*(.*)$")
+# Never given to the check: loading plugins is not a check, and none of these has a value to parse.
+_NOT_VALUE_CHECKED = ("plugin_load", "plugin_load_add", "early_plugin_load")
+
+
+def value_checked(option, known):
+    """Whether `option`'s value is given to the binary's check: a listed option, not loose_, not a plugin load."""
+    name = option.strip().lower().replace("-", "_")
+    return not name.startswith("loose_") and name in known and name not in _NOT_VALUE_CHECKED
+
+
+def parse_help_values(text):
+    """{option (underscored): value text} from the variable table of a server binary's `--verbose --help`."""
+    values, in_table = {}, False
+    for line in text.splitlines():
+        if _HELP_TABLE_START.match(line):
+            in_table = True
+            continue
+        if in_table:
+            if not line.strip():
+                in_table = False
+                continue
+            name, dummy, value = line.strip().partition(" ")
+            values.setdefault(name.replace("-", "_").lower(), value.strip())
+    return values
+
+
+def value_refusals(settings, returncode, errors, shown, override_variable="overrides"):
+    """Sentences refusing values the server binary would not run with, from its check of the candidate settings.
+
+    settings: {option: setting} given to the check; returncode, errors: the check's exit code and standard error;
+    shown: parse_help_values() of its output. A non-zero exit refuses with the binary's own error lines, naming
+    the settings they mention. A setting from the user (source: override) whose number the binary shows
+    otherwise was moved into the range the server accepts: refused too, as the server would run another value.
+    Derived settings may be rounded to the server's block size, so only overrides are compared.
+    """
+    def label(option):
+        setting = settings[option]
+        where = "%s.%s" % (override_variable, option) if setting.get("source") == "override" else option
+        return "%s=%s" % (where, setting.get("value"))
+
+    refusals = []
+    if returncode != 0:
+        lines = [match.group(1).strip() for match in (_HELP_ERROR.search(line) for line in errors.splitlines())
+                 if match and match.group(1).strip() and match.group(1).strip() != "Aborting"]
+        named = [option for option in sorted(settings)
+                 if any(variable_name(option) in line.replace("-", "_") for line in lines)]
+        refusals.append("%s: the server refuses %s: %s" % (
+            ", ".join(label(option) for option in named) or "settings", "it" if len(named) == 1 else "them",
+            "; ".join(lines) or "exit code %s" % returncode))
+        return refusals
+    for option in sorted(settings):
+        setting = settings[option]
+        value = shown.get(variable_name(option))
+        if setting.get("source") != "override" or value is None:
+            continue
+        wanted, runs = normalize(setting.get("value")), normalize(value)
+        if re.match(r"^-?\d+$", wanted) and re.match(r"^-?\d+$", runs) and wanted != runs:
+            refusals.append("%s: outside the range the server accepts; it would run %s" % (label(option), value))
+    return refusals

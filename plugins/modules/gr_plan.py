@@ -24,8 +24,11 @@ description:
   - It also plans the switch between single- and multi-primary mode and moving the primary role.
 options:
   states:
-    description: Inventory host to its C(state) from M(dbops.clusters.gr_member_state), or null when the host
-      could not be reached.
+    description:
+      - Inventory host to its C(state) from M(dbops.clusters.gr_member_state), or the whole result registered
+        from that module, or null when the host did not report.
+      - A member whose report holds no state (unreachable, failed, skipped, or no report at all) is planned as
+        a member that could not be read, with the reason, never bootstrapped past unless I(ignore_unreachable).
     type: dict
     required: true
   members:
@@ -115,6 +118,10 @@ refused:
   returned: always
   type: list
   elements: str
+unread:
+  description: Members whose state could not be read, with the reason.
+  returned: always
+  type: dict
 gtid_sets:
   description: Each answering member's transactions (executed and received) the decision compared.
   returned: always
@@ -141,14 +148,18 @@ def main():
     params = module.params
     if not gr.UUID_RE.match((params["group_name"] or "").lower()):
         module.fail_json(msg="group_name=%r is not a UUID" % params["group_name"])
-    states = dict((host, state if state else None) for host, state in params["states"].items())
+    states, unread = {}, {}
+    for host, report in params["states"].items():
+        states[host], why = gr.state_from_report(report)
+        if why:
+            unread[host] = why
     try:
         result = gr.plan(states, params["members"], params["group_name"], single_primary=params["single_primary"],
                          primary=params["primary"] or None, force_member=params["force_member"] or None,
-                         ignore_unreachable=params["ignore_unreachable"])
+                         ignore_unreachable=params["ignore_unreachable"], unread=unread)
     except (ValueError, gr.GtidError) as err:
         module.fail_json(msg=str(err))
-    module.exit_json(changed=False, **result)
+    module.exit_json(changed=False, unread=unread, **result)
 
 
 if __name__ == "__main__":

@@ -67,9 +67,20 @@ options:
         against the names the binary lists with C(--verbose --help) before the file is written, and an unknown
         one is refused (with the closest known name), because the server would refuse to start with it.
       - Names with the C(loose-) prefix are not checked (the server ignores those it does not know).
+      - The values are checked by the binary too, before the file is written. The settings it lists (not
+        C(loose-), not plugin loads) are written to a private 0600 option file given to
+        C(--defaults-file=FILE --verbose --help), which parses them as a start would and prints the value each
+        would run with, starting nothing. A value it refuses (an enum value it does not know, a malformed size)
+        is refused with its error; a setting whose C(source) is C(override) (the user's) that it would move into
+        its accepted range is refused with the value it would run.
       - When the binary does not exist, the check fails; in check mode it is skipped with a warning (the
         package may be installed by an earlier task of the same run).
     type: path
+  override_variable:
+    description: The role variable that holds the user's overrides (settings with C(source) C(override)), named
+      in a refusal of their values.
+    type: str
+    default: overrides
   restart_pending_file:
     description:
       - A file that keeps the reasons for a restart until the caller has made it. When static settings change,
@@ -174,7 +185,8 @@ from ansible_collections.dbops.clusters.plugins.module_utils.text_file import mo
 
 
 def check_option_names(module, settings):
-    """Refuse option names the server binary does not list, before anything is written. Returns the binary or None."""
+    """Refuse option names the server binary does not list, and values it would not start with, before anything is
+    written. Returns the binary or None."""
     binary = module.params["server_binary"]
     if not binary:
         return None
@@ -187,6 +199,10 @@ def check_option_names(module, settings):
     message = mysql_server_options.refusal("settings", settings, known, binary)
     if message:
         module.fail_json(msg=message, unknown_options=mysql_settings.unknown_options(settings, known))
+    refusals = mysql_server_options.value_refusals(module, binary, settings, known, module.params["override_variable"])
+    if refusals:
+        module.fail_json(msg="%s (checked by %s --verbose --help, which parses the values as a start would). "
+                             "Nothing was written." % ("; ".join(refusals), binary), refused_values=refusals)
     return binary
 
 
@@ -231,6 +247,7 @@ def main():
         owner=dict(type="str", default="root"),
         group=dict(type="str", default="root"),
         server_binary=dict(type="path"),
+        override_variable=dict(type="str", default="overrides"),
         restart_pending_file=dict(type="path"),
     )
     argument_spec.update(LOGIN_ARGUMENT_SPEC)

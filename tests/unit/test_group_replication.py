@@ -352,3 +352,48 @@ def test_queues_over_the_threshold():
     stats = [{"host": "gr2", "applier_queue": 5000, "certifier_queue": 3}, {"host": "gr3", "applier_queue": 0}]
     unmet = gr.health(VIEW, EXPECTED, stats=stats, max_queue=100)
     assert unmet == ["gr2 has 5000 transactions in its applier queue (limit 100)"]
+
+
+@pytest.mark.parametrize("report, words", [
+    (None, "did not report its state"),
+    ({}, "did not report its state"),
+    ({"failed": True, "msg": "Can't connect to local MySQL server"}, "reading its state failed: Can't connect"),
+    ({"unreachable": True, "msg": "ssh: no route"}, "unreachable: ssh: no route"),
+    ({"skipped": True}, "skipped"),
+])
+def test_a_report_without_a_state_reads_as_unread_with_its_reason(report, words):
+    state, why = gr.state_from_report(report)
+    assert state is None and words in why
+
+
+def test_a_registered_result_or_a_bare_state_is_read():
+    state = member("ONLINE", "PRIMARY")
+    assert gr.state_from_report(state) == (state, None)
+    assert gr.state_from_report({"changed": False, "state": state}) == (state, None)
+
+
+def test_an_unread_member_is_named_with_its_reason_in_a_running_group_and_in_an_outage():
+    states = online_group()
+    states["gr3"] = None
+    result = gr.plan(states, MEMBERS, G, unread={"gr3": "reading its state failed: boom"})
+    assert result["actions"]["gr3"] == {"action": "skip", "reason": "could not be read (reading its state failed: "
+                                                                     "boom): the group runs without it"}
+    states = outage({"gr1": "%s:1-10" % G, "gr2": "%s:1-14" % G, "gr3": "%s:1-12" % G})
+    states["gr2"] = None
+    result = gr.plan(states, MEMBERS, G, unread={"gr2": "it did not report its state"})
+    assert result["decision"] == "refuse"
+    assert "gr2 (could not be read: it did not report its state)" in result["reason"]
+
+
+def test_a_new_name_for_a_running_group_is_refused_naming_the_procedure():
+    from ansible_collections.dbops.clusters.plugins.filter.gr_rename_refusal import gr_rename_refusal
+    H = "1b2c3d4e-0000-4000-8000-000000000001"
+    hostvars = {"gr1": {"group_replication_state_before": {"state": member("ONLINE", "PRIMARY")}},
+                "gr2": {"group_replication_state_before": {"state": member("ONLINE", "SECONDARY")}},
+                # a new member (no Group Replication yet) and one that did not report are not compared
+                "gr3": {"group_replication_state_before": {"state": member("OFFLINE", group="")}}}
+    refusal = gr_rename_refusal(MEMBERS, hostvars, H)
+    assert "group_replication_group_name=%s: gr1 runs %s; gr2 runs %s" % (H, G, G) in refusal
+    assert "playbooks/gr_reboot.yml" in refusal and "Nothing was written" in refusal
+    assert gr_rename_refusal(MEMBERS, hostvars, G) == ""
+    assert gr_rename_refusal(MEMBERS, {"gr1": {}, "gr2": {"group_replication_state_before": {"failed": True}}}, H) == ""

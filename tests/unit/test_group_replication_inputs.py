@@ -8,14 +8,19 @@ import os
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def run_plan(tmp_path, variables):
+ADDRESSES = {"n1": {"group_replication_address": "10.0.2.1"}, "n2": {"group_replication_address": "10.0.2.2"},
+             "n3": {"group_replication_address": "10.0.2.3"}}
+
+
+def run_plan(tmp_path, variables, members=None):
     inventory = tmp_path / "inventory.yml"
-    members = {"n1": None, "n2": None, "n3": None}
+    members = members or {"n1": None, "n2": None, "n3": None}
     inventory.write_text(yaml.safe_dump({"all": {"children": {"gr": {"hosts": members}}}}))
     (tmp_path / "vars.json").write_text(json.dumps(dict({
         "group_replication_flavor": "mysql", "group_replication_inventory_group": "gr",
@@ -64,3 +69,83 @@ def test_a_restart_clears_both_pending_files_of_that_member_only(tmp_path):
                             timeout=180, check=False)
     assert result.returncode == 0, result.stdout[-2000:]
     assert sorted(p.name for p in tmp_path.glob("*pending*")) == ["other-member-pending"]
+
+
+def test_good_members_pass_the_plan(tmp_path):
+    result = run_plan(tmp_path, {}, members=ADDRESSES)
+    assert result.returncode == 0, result.stdout[-2500:]
+
+
+def test_two_members_with_one_server_id_are_refused_before_any_change(tmp_path):
+    members = dict(ADDRESSES, n3={"group_replication_address": "10.0.2.3", "percona_server_server_id": 513})
+    result = run_plan(tmp_path, {}, members=members)
+    assert result.returncode != 0
+    # 10.0.2.1 derives 2 * 256 + 1 = 513.
+    assert "n1, n3 share server_id 513 in one group" in result.stdout, result.stdout[-2500:]
+
+
+@pytest.mark.parametrize("variable, value, words", [
+    ("group_replication_flow_control_threshold", -5, "group_replication_flow_control_threshold=-5: must be from 0"),
+    ("group_replication_autorejoin_tries", 5000, "group_replication_autorejoin_tries=5000: must be from 0 to 2016"),
+    ("group_replication_unreachable_majority_timeout", -1,
+     "group_replication_unreachable_majority_timeout=-1: must be from 0 to 31536000"),
+    ("group_replication_clone_threshold", 0, "group_replication_clone_threshold=0: must be from 1"),
+    ("group_replication_transaction_size_limit", "lots", "group_replication_transaction_size_limit='lots'"),
+    ("group_replication_gate_timeout", 0, "group_replication_gate_timeout=0: must be from 1"),
+    ("group_replication_gate_max_queue", -1, "group_replication_gate_max_queue=-1: must be from 0"),
+    ("group_replication_member_weight", 101, "group_replication_member_weight=101: must be from 0 to 100"),
+    ("percona_server_overrides", {"innodb_io_capacity": -100},
+     "percona_server_overrides.innodb_io_capacity=-100: negative values are refused"),
+    ("percona_server_overrides", {"server_id": 9}, "percona_server_overrides.server_id: the role sets it"),
+])
+def test_numbers_out_of_range_are_refused_naming_the_variable(tmp_path, variable, value, words):
+    result = run_plan(tmp_path, {variable: value}, members=ADDRESSES)
+    assert result.returncode != 0
+    assert words in result.stdout, result.stdout[-2500:]
+
+
+def test_a_member_that_failed_earlier_is_planned_as_unreadable_not_a_crash(tmp_path):
+    """A member whose server did not start fails before group.yml reads it: the plan must name it as a member
+    that could not be read (and refuse a bootstrap without it), not crash on its missing state."""
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"gr": {"hosts": ADDRESSES}}}}))
+    (tmp_path / "vars.json").write_text(json.dumps({
+        "group_replication_flavor": "mysql", "group_replication_inventory_group": "gr",
+        "group_replication_recovery_password": "pw"}))   # no server answers here: members read as not running
+    play = tmp_path / "play.yml"
+    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
+        {"name": "Plan", "ansible.builtin.include_role": {"name": "dbops.clusters.group_replication",
+                                                          "tasks_from": "plan.yml"}},
+        {"name": "n2 fails before its state is read (its server did not start)",
+         "ansible.builtin.fail": {"msg": "mysqld did not start"}, "when": "inventory_hostname == 'n2'"},
+        {"name": "Group", "ansible.builtin.include_role": {"name": "dbops.clusters.group_replication",
+                                                           "tasks_from": "group.yml"},
+         "vars": {"group_replication_group_name_effective": "0b6f5f4e-1b5e-4c1e-9a7e-2a7b6f0e6c11"}}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
+                             "-c", "local", "-e", "@%s" % (tmp_path / "vars.json"), str(play)], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=180, check=False)
+    assert "has no attribute" not in result.stdout, result.stdout[-3000:]
+    assert "n2 (could not be read: it did not report its state" in result.stdout, result.stdout[-3000:]
+    assert result.returncode != 0
+
+
+def test_gr_reboot_refuses_a_play_that_leaves_members_out(tmp_path):
+    """--limit with group_replication_ignore_unreachable would bootstrap the members in the play past the ones
+    left out, which may be ONLINE in a running group: a second group. The playbook refuses before any change
+    (run in check mode: nothing could be written on the controller even if the refusal were missing)."""
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"group_replication": {"hosts": ADDRESSES}}}}))
+    (tmp_path / "vars.json").write_text(json.dumps({
+        "group_replication_flavor": "mysql", "group_replication_recovery_password": "pw",
+        "group_replication_ignore_unreachable": True}))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
+                             "-c", "local", "--check", "--limit", "n1", "-e", "@%s" % (tmp_path / "vars.json"),
+                             os.path.join(REPO, "playbooks", "gr_reboot.yml")], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=180, check=False)
+    assert result.returncode != 0
+    assert "leaves n2, n3 of group_replication out" in result.stdout, result.stdout[-3000:]
+    assert "Write the Group Replication option file" not in result.stdout, result.stdout[-3000:]

@@ -398,3 +398,136 @@ def test_check_mode_predicts_a_pending_restart_and_writes_nothing(tmp_path, monk
     assert result["restart_reasons"] == ["back_log: running 10000, wanted 77",
                                          "pending since an earlier run: innodb_log_buffer_size: 16M -> 64M"]
     assert not path.exists() and pending.read_text() == "innodb_log_buffer_size: 16M -> 64M\n"
+
+
+# ------------------------------------------------------------------ values checked by the server binary itself
+
+# Captured from MySQL 9.7.4 (Debian sid) and MariaDB 11.8.9 (trixie), `--verbose --help` with the values given.
+MYSQL_REFUSES_ENUM = ("2026-11-27T10:41:08.245341Z 0 [ERROR] [MY-000077] [Server] /usr/sbin/mysqld: Error while "
+                      "setting value 'READ-COMITTED' to 'transaction-isolation'.\n"
+                      "2026-11-27T10:41:08.247963Z 0 [ERROR] [MY-010119] [Server] Aborting\n")
+MARIADB_REFUSES_ENUM = ("2026-11-27 10:41:13 0 [ERROR] /usr/sbin/mariadbd: Error while setting value "
+                        "'READ-COMITTED' to 'transaction-isolation'\n")
+HELP_TABLE = """Variables (--variable-name=value)
+and boolean options {FALSE|TRUE}                             Value (after reading options)
+------------------------------------------------------------ -------------
+innodb-buffer-pool-size                                      1073741824
+innodb-io-capacity                                           100
+max-connections                                              1
+skip-name-resolve                                            TRUE
+transaction-isolation                                        READ-COMMITTED
+
+To see what values a running MySQL server is using, type
+"""
+
+
+@pytest.mark.parametrize("errors", [MYSQL_REFUSES_ENUM, MARIADB_REFUSES_ENUM])
+def test_a_value_the_server_cannot_parse_is_refused_naming_the_override(errors):
+    found = settings.value_refusals(
+        {"transaction_isolation": {"value": "READ-COMITTED", "source": "override"},
+         "max_connections": {"value": 10, "source": "derived"}}, 1, errors, {}, "percona_server_overrides")
+    assert len(found) == 1, found
+    assert found[0].startswith("percona_server_overrides.transaction_isolation=READ-COMITTED: the server refuses "
+                               "it: ")
+    assert "Error while setting value 'READ-COMITTED' to 'transaction-isolation'" in found[0]
+    assert "Aborting" not in found[0]
+
+
+def test_an_override_moved_into_range_is_refused_with_the_value_the_server_would_run():
+    shown = settings.parse_help_values(HELP_TABLE)
+    assert shown["innodb_io_capacity"] == "100" and shown["skip_name_resolve"] == "TRUE"
+    candidate = {"innodb_io_capacity": {"value": 50, "source": "override"},
+                 "max_connections": {"value": 0, "source": "override"},
+                 "innodb_buffer_pool_size": {"value": "1G", "source": "override"},
+                 "skip_name_resolve": {"value": "ON"},
+                 "transaction_isolation": {"value": "read-committed", "source": "override"}}
+    found = settings.value_refusals(candidate, 0, "", shown, "percona_server_overrides")
+    assert found == [
+        "percona_server_overrides.innodb_io_capacity=50: outside the range the server accepts; it would run 100",
+        "percona_server_overrides.max_connections=0: outside the range the server accepts; it would run 1"]
+
+
+def test_a_derived_value_rounded_by_the_server_is_not_refused():
+    shown = settings.parse_help_values(HELP_TABLE)
+    assert settings.value_refusals({"max_connections": {"value": 0, "source": "derived"}}, 0, "", shown) == []
+
+
+def test_plugin_loads_and_loose_options_are_not_given_to_the_check():
+    known = {"plugin_load_add", "max_connections"}
+    assert [o for o in ("plugin_load_add", "loose_group_replication_group_name", "max_connections")
+            if settings.value_checked(o, known)] == ["max_connections"]
+
+
+# A stand-in with mysqld's option parsing for two options: it reads only --defaults-file (as mysqld does when
+# it comes first), refuses an unknown transaction_isolation and moves innodb_io_capacity up to its minimum.
+PARSING_MYSQLD = r'''#!/usr/bin/env python3
+import sys
+args = sys.argv[1:]
+open(sys.argv[0] + ".argv", "w").write("\n".join(args))
+values = {}
+if args[0].startswith("--defaults-file="):
+    for line in open(args[0].split("=", 1)[1]):
+        if "=" in line and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            values[key.strip()] = value.strip()
+iso = values.get("transaction_isolation", "REPEATABLE-READ")
+if iso.upper() not in ("READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ", "SERIALIZABLE"):
+    sys.stderr.write("2026-01-01T00:00:00Z 0 [ERROR] [MY-000077] [Server] mysqld: Error while setting value '%s' "
+                     "to 'transaction-isolation'.\n2026-01-01T00:00:00Z 0 [ERROR] [MY-010119] [Server] Aborting\n"
+                     % iso)
+    sys.exit(1)
+print("  --innodb-io-capacity=#\n  --transaction-isolation=name\n  --wsrep-sst-auth=name\n")
+print("Variables (--variable-name=value)\nand boolean options {FALSE|TRUE}  Value (after reading options)")
+print("-" * 60 + " " + "-" * 13)
+print("innodb-io-capacity  %d" % max(100, int(values.get("innodb_io_capacity", 200))))
+print("transaction-isolation  %s" % iso.upper())
+print("wsrep-sst-auth  %s" % values.get("wsrep_sst_auth", "(No default value)"))
+print("")
+'''
+
+
+@pytest.mark.parametrize("overrides, words", [
+    ({"transaction_isolation": "READ-COMITTED"},
+     "percona_server_overrides.transaction_isolation=READ-COMITTED: the server refuses it: mysqld: Error while "
+     "setting value 'READ-COMITTED' to 'transaction-isolation'"),
+    ({"innodb_io_capacity": 50},
+     "percona_server_overrides.innodb_io_capacity=50: outside the range the server accepts; it would run 100"),
+])
+def test_mysql_config_refuses_a_value_the_server_would_not_run_before_writing(tmp_path, monkeypatch, capsys,
+                                                                              overrides, words):
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_config
+    binary = tmp_path / "mysqld"
+    binary.write_text(PARSING_MYSQLD)
+    binary.chmod(0o755)
+    path, pending = tmp_path / "zz.cnf", tmp_path / "pending"
+    candidate = dict((name, {"value": value, "source": "override", "dynamic": False})
+                     for name, value in overrides.items())
+    candidate["wsrep_sst_auth"] = {"value": "sst:s3cret-Pw", "online": False}
+    result = run_module(mysql_config, {"path": str(path), "server_binary": str(binary), "settings": candidate,
+                                       "restart_pending_file": str(pending),
+                                       "override_variable": "percona_server_overrides"}, monkeypatch, capsys)
+    assert result["failed"], result
+    assert words in result["msg"] and "Nothing was written" in result["msg"]
+    assert not path.exists() and not pending.exists()
+    argv = (tmp_path / "mysqld.argv").read_text()
+    assert argv.startswith("--defaults-file=") and "s3cret-Pw" not in argv   # values never on a command line
+    assert not list(tmp_path.glob("dbops-mysql-check-*"))
+
+
+def test_mysql_config_writes_values_the_server_accepts(tmp_path, monkeypatch, capsys):
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_config
+
+    def down(params):
+        raise ConnectionError_("cannot connect", code=2003)
+    monkeypatch.setattr(mysql_config, "connect", down)
+    binary = tmp_path / "mysqld"
+    binary.write_text(PARSING_MYSQLD)
+    binary.chmod(0o755)
+    path = tmp_path / "zz.cnf"
+    result = run_module(mysql_config, {"path": str(path), "server_binary": str(binary), "owner": ME, "group": MY_GROUP,
+                                       "settings": {"transaction_isolation": {"value": "READ-COMMITTED",
+                                                                              "source": "override"},
+                                                    "innodb_io_capacity": {"value": 2000, "source": "override"}}},
+                        monkeypatch, capsys)
+    assert not result.get("failed"), result
+    assert "transaction_isolation = READ-COMMITTED" in path.read_text()

@@ -241,3 +241,16 @@ def test_a_running_cluster_is_never_renamed(tmp_path):
         "pxc_galera_members": ["n1", "n2", "n3"], "pxc_galera_state": state, "pxc_galera_cluster_name": "new_name"})
     refused(result, "pxc_galera_cluster_name=new_name, but the cluster runs as old_name",
             "stop every member cleanly, one at a time")
+
+
+def test_a_rename_is_refused_before_any_write_when_the_running_member_is_outside_the_play(tmp_path):
+    """--limit n1 on a stopped member while n2 and n3 run under the old name outside the play: the refusal
+    comes from their states (read by delegation), before this member's option files are written."""
+    outside = {"results": [{"item": m, "running": True,
+                            "wsrep": {"cluster_status": "Primary", "cluster_name": "old_name"}} for m in ("n2", "n3")]}
+    result = run_role(tmp_path, "configure.yml", {
+        "pxc_galera_flavor": "mariadb", "pxc_galera_flavor_info": {"galera": {"service": "mariadb"}},
+        "pxc_galera_members": ["n1", "n2", "n3"], "pxc_galera_state": {"running": False, "wsrep": None},
+        "pxc_galera_outside_states": outside, "pxc_galera_cluster_name": "new_name"}, limit="n1")
+    refused(result, "pxc_galera_cluster_name=new_name, but the cluster runs as old_name")
+    assert "Write the" not in result.stdout, result.stdout[-2500:]

@@ -57,15 +57,18 @@ def test_unknown_flavor_is_refused_naming_the_known_ones(tmp_path):
 # ------------------------------------------------------------------------------------------- percona_server
 
 
-def run_validate(tmp_path, inventory, variables=None, limit=None):
-    """percona_server's validate.yml against a YAML inventory whose hosts are never contacted."""
+def run_validate(tmp_path, inventory, variables=None, limit=None, role_vars=None):
+    """percona_server's validate.yml against a YAML inventory whose hosts are never contacted.
+
+    role_vars: variables given to the role in the play (include_role vars), which hostvars do not show."""
     inventory_file = tmp_path / "inventory.yml"
     inventory_file.write_text(inventory)
     play = tmp_path / "play.yml"
     play.write_text(
         "- hosts: all\n  gather_facts: false\n  tasks:\n"
         "    - ansible.builtin.include_role:\n        name: dbops.clusters.percona_server\n"
-        "        tasks_from: validate.yml\n")
+        "        tasks_from: validate.yml\n"
+        + ("      vars: %s\n" % json.dumps(role_vars) if role_vars else ""))
     extra = tmp_path / "vars.json"
     extra.write_text(json.dumps(variables or {}))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
@@ -128,3 +131,42 @@ def test_percona_server_refuses_a_replica_of_itself(tmp_path):
     result = run_validate(tmp_path, inventory)
     assert result.returncode != 0
     assert "percona_server_source=rep2: a server cannot replicate from itself" in result.stdout, result.stdout[-3000:]
+
+
+# The play may give the role its source or server_id (role vars, a host-specific expression): the check must
+# compare the values the role will use, not only the inventory's.
+STANDALONE = """
+all:
+  vars: {percona_server_replication_password: pw, percona_server_flavor: mysql}
+  hosts:
+    db1: {percona_server_address: 10.0.1.1}
+    db2: {percona_server_address: 10.0.1.2}
+"""
+
+
+def test_percona_server_refuses_a_source_given_in_the_play_naming_the_server_itself(tmp_path):
+    result = run_validate(tmp_path, STANDALONE, role_vars={"percona_server_source": "{{ inventory_hostname }}"})
+    assert result.returncode != 0
+    assert "percona_server_source=db1: a server cannot replicate from itself" in result.stdout, result.stdout[-3000:]
+
+
+def test_percona_server_refuses_a_source_given_in_the_play_outside_the_inventory(tmp_path):
+    result = run_validate(tmp_path, STANDALONE.replace("db2: {", "db2: {percona_server_source: db1, "),
+                          role_vars={"percona_server_source": "{{ 'db9' if inventory_hostname == 'db1' else '' }}"})
+    assert result.returncode != 0
+    assert "percona_server_source=db9: not a host of the inventory" in result.stdout, result.stdout[-3000:]
+
+
+def test_percona_server_refuses_the_same_server_id_given_in_the_play(tmp_path):
+    inventory = STANDALONE.replace("db2: {", "db2: {percona_server_source: db1, ")
+    result = run_validate(tmp_path, inventory, role_vars={"percona_server_server_id": 7})
+    assert result.returncode != 0
+    assert "db1, db2 share server_id 7" in result.stdout, result.stdout[-3000:]
+
+
+def test_percona_server_refuses_a_server_id_override(tmp_path):
+    # percona_server_overrides.server_id would be replaced by the role's own server_id without a word.
+    result = run_validate(tmp_path, STANDALONE, {"percona_server_overrides": {"server_id": 7}})
+    assert result.returncode != 0
+    assert "percona_server_overrides.server_id: the role sets it from percona_server_server_id" in result.stdout, \
+        result.stdout[-3000:]

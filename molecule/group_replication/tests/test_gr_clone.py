@@ -52,3 +52,9 @@ def test_the_role_reported_the_clone(clone, lab_ips):
     seen = clone["role_saw"]["clone"]
     assert seen and seen["state"] == "Completed" and seen["error_no"] == 0, clone["role_saw"]
     assert seen["source"] == clone["clone_status"][0][3]
+
+
+def test_the_converge_corrected_the_option_file_before_it_started_the_member(clone):
+    # The drill left it a value it cannot start with (and proved that it cannot); it came back, so the corrected
+    # file was written before the start, and the value is gone.
+    assert clone["bad_option_left"] == 0, clone

@@ -134,3 +134,14 @@ def test_member_in_error_is_back_online_with_the_rows_written_meanwhile(lab_host
     rows = wait_for_row(sql, victim, "SELECT id, origin FROM app.drill ORDER BY id",
                         [["42", "primary"], ["43", "while-error"]])
     assert rows == [["42", "primary"], ["43", "while-error"]]
+
+
+def test_bad_inputs_were_refused_naming_them():
+    # bad_input_drill.yml asserted each refusal, the unchanged option files and the group's health; this
+    # checks that every case ran and prints what the role said.
+    path = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "drill", "bad_inputs.json")
+    with open(path, encoding="utf-8") as handle:
+        seen = json.load(handle)
+    for case in seen:
+        print("\n%s -> %s" % (case["input"], case["msg"][:300]))
+    assert len(seen) == 4, seen
