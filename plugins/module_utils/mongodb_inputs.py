@@ -109,8 +109,8 @@ def _typed_error(variable, value, kind, bounds):
 
 def _unknown_key(variable, key, known):
     close = difflib.get_close_matches(str(key), sorted(known), n=1)
-    return "%s: unknown key %r%s (known: %s)" % (variable, key, " - did you mean %r?" % close[0] if close else "",
-                                                ", ".join(sorted(known)))
+    hint = " - did you mean %r?" % close[0] if close else ""
+    return "%s: unknown key %r%s (known: %s)" % (variable, key, hint, ", ".join(sorted(known)))
 
 
 def port_errors(variable, value):
