@@ -120,3 +120,23 @@ def test_package_file_version_follows_debian_names():
     assert inputs.package_file_version("/a/mongodb-org-server_8.0.4_amd64.deb") == "8.0.4"
     assert inputs.package_file_version("/a/b_c/pkg_1:2.0-1_all.deb") == "1:2.0-1"
     assert inputs.package_file_version("server.deb") is None
+
+
+def test_the_roles_keyfile_checksum_is_the_written_files():
+    """running_member_check.yml compares the keyfile's sha1 on the host with the one of the content
+    server_files.yml writes (the content and a newline): rendered by Ansible's templar as the role does."""
+    import hashlib
+    import os
+
+    import yaml
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(repo, "roles", "mongodb_rs", "tasks", "running_member_check.yml")) as handle:
+        tasks = yaml.safe_load(handle)
+    check = next(task for task in tasks[0]["block"] if "mongodb_rs_keyfile_sha1" in task.get("vars", {}))
+    content = "bW9sZWN1bGUtb25seS10ZXN0LWtleWZpbGUtY29udGVudA=="
+    templar = Templar(loader=DataLoader(), variables={"mongodb_rs_keyfile_content": content})
+    rendered = templar.template(trust_as_template(check["vars"]["mongodb_rs_keyfile_sha1"]))
+    assert rendered == hashlib.sha1((content + "\n").encode()).hexdigest()
