@@ -31,7 +31,8 @@ EXAMPLES = r"""
     that: errors | length == 0
     fail_msg: "{{ errors }}"
   vars:
-    errors: "{{ {'port': mongodb_rs_port, 'set_name': mongodb_rs_set_name} | dbops.clusters.mongodb_role_input_errors }}"
+    errors: >-
+      {{ {'port': mongodb_rs_port, 'set_name': mongodb_rs_set_name} | dbops.clusters.mongodb_role_input_errors }}
 """
 
 RETURN = r"""
