@@ -276,14 +276,28 @@ def members_match(current_members, desired_members):
     return desired == current
 
 
-def health_problems(status, max_lag_seconds, expected_members=None, config_committed=None):
+def configured_delays(config_members):
+    """{host: secondaryDelaySecs} of the config's delayed members (slaveDelay before MongoDB 5.0)."""
+    delays = {}
+    for member in config_members or []:
+        delay = member.get("secondaryDelaySecs", member.get("slaveDelay", 0)) or 0
+        if delay:
+            delays[member.get("host")] = float(delay)
+    return delays
+
+
+def health_problems(status, max_lag_seconds, expected_members=None, config_committed=None, config_members=None):
     """Unmet health conditions, one sentence each, from replSetGetStatus; empty when healthy.
 
     Every member PRIMARY, SECONDARY or ARBITER, exactly one PRIMARY, every data-bearing secondary within
-    max_lag_seconds of the primary's last applied operation, the config committed when known.
+    max_lag_seconds of the primary's last applied operation, the config committed when known. A delayed member
+    (secondaryDelaySecs in config_members) applies each operation that many seconds late by design
+    (https://www.mongodb.com/docs/manual/core/replica-set-delayed-member/): its lag is judged against its delay
+    plus max_lag_seconds, so a healthy delayed member passes and one stuck further behind still fails.
     """
     problems = []
     members = status.get("members") or []
+    delays = configured_delays(config_members)
     if expected_members is not None and len(members) != expected_members:
         problems.append("the config has %d members, expected %d" % (len(members), expected_members))
     primaries = [m for m in members if m.get("stateStr") == "PRIMARY"]
@@ -299,9 +313,11 @@ def health_problems(status, max_lag_seconds, expected_members=None, config_commi
             if member.get("stateStr") != "SECONDARY" or primary_time is None or member.get("optimeDate") is None:
                 continue
             lag = (primary_time - member["optimeDate"]).total_seconds()
-            if lag > max_lag_seconds:
-                problems.append("%s lags the primary by %.1fs (limit %ss)" % (member["name"], lag,
-                                                                              max_lag_seconds))
+            delay = delays.get(member.get("name"), 0)
+            if lag > max_lag_seconds + delay:
+                problems.append("%s lags the primary by %.1fs (limit %ss%s)" % (
+                    member["name"], lag, max_lag_seconds,
+                    " beyond its secondaryDelaySecs of %gs" % delay if delay else ""))
     if config_committed is False:
         problems.append("the current replica set config is not committed on a majority yet")
     return problems
@@ -315,16 +331,28 @@ def optime_key(optime):
     return (int(optime.get("t", -1)), getattr(ts, "time", 0), getattr(ts, "inc", 0))
 
 
-def caught_up_problem(status, target):
+def caught_up_problem(status, target, config_members=None, max_lag_seconds=0):
     """None when the member answering replSetGetStatus (the one marked self) has applied up to `target`
     (an optime key), else a sentence saying how far it is. Used after a restart: the member must have
     applied what the primary had when the gate started, not only be SECONDARY (a restarted member is
-    SECONDARY before it has caught up)."""
+    SECONDARY before it has caught up). A delayed member (secondaryDelaySecs in config_members) reaches that
+    point only its delay later: it is caught up when it is within its delay plus max_lag_seconds of the
+    primary's last applied operation."""
     me = next((m for m in status.get("members") or [] if m.get("self")), None)
     if me is None:
         return "the member answering is not in its own config"
     if me.get("stateStr") not in ("PRIMARY", "SECONDARY"):
         return "%s is %s" % (me.get("name"), me.get("stateStr"))
+    delay = configured_delays(config_members).get(me.get("name"), 0)
+    if delay:
+        primary = next((m for m in status.get("members") or [] if m.get("stateStr") == "PRIMARY"), None)
+        if primary is None or primary.get("optimeDate") is None or me.get("optimeDate") is None:
+            return "no primary's last applied time to judge the delayed member %s by" % me.get("name")
+        lag = (primary["optimeDate"] - me["optimeDate"]).total_seconds()
+        if lag > delay + max_lag_seconds:
+            return "%s (delayed %gs) is %.1fs behind the primary, more than its delay plus %ss" % (
+                me.get("name"), delay, lag, max_lag_seconds)
+        return None
     if optime_key(me.get("optime")) < target:
         return "%s has applied up to %s, not yet the primary's %s from when the gate started" % (
             me.get("name"), optime_key(me.get("optime")), target)

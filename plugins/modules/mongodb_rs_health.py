@@ -15,7 +15,8 @@ description:
   - Polls C(replSetGetStatus) on the member it connects to every I(interval) seconds until all of these
     hold, or fails after I(timeout) seconds naming each unmet condition.
   - Every member is PRIMARY, SECONDARY or ARBITER; exactly one is PRIMARY; every secondary's last applied
-    operation is within I(max_lag_seconds) of the primary's; the set has I(expected_members) members when
+    operation is within I(max_lag_seconds) of the primary's (a delayed member's within its
+    C(secondaryDelaySecs) plus I(max_lag_seconds), read from the config); the set has I(expected_members) members when
     given; the primary reports its config committed (C(replSetGetConfig) with C(commitmentStatus)) when
     I(require_config_committed).
   - Connection errors while waiting (a member restarting) are retried until the timeout.
@@ -126,6 +127,11 @@ def look(module, target):
         return [], None, ["replSetGetStatus failed: %s" % err]
     except (PyMongoError, MongoLoginError) as err:
         return [], None, ["cannot reach %s:%s: %s" % (params["login_host"], params["login_port"], err)]
+    try:
+        # The config says which members are delayed (secondaryDelaySecs): their lag is judged against it.
+        config_members = connect(params).admin.command("replSetGetConfig")["config"].get("members", [])
+    except (PyMongoError, MongoLoginError):
+        config_members = None
     members = [dict(name=m["name"], state=m.get("stateStr")) for m in status.get("members", [])]
     primary = ([m["name"] for m in status.get("members", []) if m.get("stateStr") == "PRIMARY"] or [None])[0]
     committed = None
@@ -136,11 +142,12 @@ def look(module, target):
         except (PyMongoError, MongoLoginError) as err:
             return members, primary, ["cannot ask the primary %s whether its config is committed: %s" % (primary, err)]
     unmet = plan.health_problems(status, module.params["max_lag_seconds"], module.params["expected_members"],
-                                 committed)
+                                 committed, config_members)
     if params["caught_up"]:
         if target[0] is None:
             target[0] = plan.primary_optime(status)
-        problem = "no primary seen yet" if target[0] is None else plan.caught_up_problem(status, target[0])
+        problem = "no primary seen yet" if target[0] is None else plan.caught_up_problem(
+            status, target[0], config_members, module.params["max_lag_seconds"])
         if problem:
             unmet.append(problem)
     return members, primary, unmet

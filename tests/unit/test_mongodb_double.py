@@ -57,6 +57,16 @@ def cluster(tmp_path_factory):
     rs = Cluster(tmp_path_factory.mktemp("rs"), size=3).start()
     try:
         first = direct(rs.nodes[0])
+        # A member config MongoDB refuses (votes 2, a negative priority) leaves the member uninitiated; the
+        # refusals are kept for test_initiate_refuses_bad_votes_and_priority.
+        rs.initiate_refusals = []
+        for bad in ({"votes": 2}, {"priority": -1}):
+            config = rs.config()
+            config["members"][1].update(bad)
+            try:
+                first.admin.command("replSetInitiate", config)
+            except OperationFailure as err:
+                rs.initiate_refusals.append((bad, err.code, str(err)))
         # Auth is on and no user exists: a localhost client may initiate and create the first user.
         first.admin.command("replSetInitiate", rs.config())
         primary = primary_of(rs)
@@ -66,6 +76,13 @@ def cluster(tmp_path_factory):
         yield rs
     finally:
         rs.stop()
+
+
+def test_initiate_refuses_bad_votes_and_priority(cluster):
+    assert [(bad, code) for bad, code, _message in cluster.initiate_refusals] == [
+        ({"votes": 2}, 93), ({"priority": -1}, 93)]
+    assert "votes must be 0 or 1" in cluster.initiate_refusals[0][2]
+    assert "priority must be between 0 and 1000" in cluster.initiate_refusals[1][2]
 
 
 def test_localhost_exception_closes_after_the_first_user(cluster):
@@ -191,6 +208,16 @@ def test_reconfig_rules(cluster):
     with pytest.raises(OperationFailure) as failure:
         client.admin.command("replSetReconfig", hidden_with_priority)
     assert failure.value.code == 93
+    # votes other than 0/1 and a priority outside 0..1000 are refused, also by a force reconfig.
+    for bad in ({"votes": 2}, {"votes": -1}, {"priority": -1}, {"priority": 1001}):
+        for force in (False, True):
+            wrong = dict(config, version=config["version"] + 1, members=[
+                dict(m, **bad) if m["host"] != primary.host else m for m in config["members"]])
+            with pytest.raises(OperationFailure) as failure:
+                client.admin.command("replSetReconfig", wrong, force=force)
+            assert failure.value.code == 93 and ("votes must be 0 or 1" in str(failure.value)
+                                                 or "priority must be between 0 and 1000" in str(failure.value))
+    assert client.admin.command("replSetGetConfig")["config"]["version"] == config["version"]
     # One non-voting change goes through and is committed.
     lower = dict(config, version=config["version"] + 1, members=[
         dict(m, priority=0.5) if m["host"] != primary.host else m for m in config["members"]])

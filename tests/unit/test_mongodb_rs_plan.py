@@ -232,6 +232,42 @@ def test_caught_up_needs_the_primary_position_from_when_the_gate_started():
     assert plan.primary_optime({"members": [{"name": "db1:27017", "stateStr": "SECONDARY", "self": True}]}) is None
 
 
+def test_a_delayed_member_is_judged_against_its_configured_delay():
+    """A member delayed by an hour is an hour behind by design: the gate passes it while it is within its delay
+    plus max_lag_seconds, and still fails it when it is further behind, or when a member without a delay lags."""
+    config = [{"host": H[0]}, {"host": H[1]}, {"host": H[2], "priority": 0, "hidden": True,
+                                                "secondaryDelaySecs": 3600}]
+    delayed = status("PRIMARY", "SECONDARY", "SECONDARY", lag=3605)
+    assert plan.health_problems(delayed, 10, 3, True, config) == []
+    assert plan.health_problems(delayed, 10, 3, True) == ["%s lags the primary by 3605.0s (limit 10s)" % H[2]]
+    stuck = status("PRIMARY", "SECONDARY", "SECONDARY", lag=3700)
+    assert plan.health_problems(stuck, 10, 3, True, config) == [
+        "%s lags the primary by 3700.0s (limit 10s beyond its secondaryDelaySecs of 3600s)" % H[2]]
+    # The delay is that member's only: an undelayed member lagging 3605 s still fails.
+    other = [dict(config[0]), dict(config[1], secondaryDelaySecs=3600), dict(config[2], secondaryDelaySecs=0)]
+    assert len(plan.health_problems(delayed, 10, 3, True, other)) == 1
+    # slaveDelay, the field's name before MongoDB 5.0, counts the same.
+    assert plan.health_problems(delayed, 10, 3, True, [{"host": H[2], "slaveDelay": 3600}]) == []
+
+
+def test_a_restarted_delayed_member_is_caught_up_within_its_delay():
+    from bson import Timestamp
+    now = datetime.datetime(2026, 1, 1, 12, 0, 0)
+
+    def seen(behind):
+        return {"members": [
+            {"name": "db1:27017", "stateStr": "PRIMARY", "optime": {"ts": Timestamp(200, 1), "t": 2},
+             "optimeDate": now},
+            {"name": "db2:27017", "stateStr": "SECONDARY", "self": True, "optime": {"ts": Timestamp(100, 1), "t": 2},
+             "optimeDate": now - datetime.timedelta(seconds=behind)}]}
+    config = [{"host": "db1:27017"}, {"host": "db2:27017", "priority": 0, "secondaryDelaySecs": 60}]
+    target = (2, 200, 1)
+    assert plan.caught_up_problem(seen(65), target, config, 10) is None
+    assert "more than its delay plus 10s" in plan.caught_up_problem(seen(75), target, config, 10)
+    # Without its config the same member never reaches the primary's position from the gate's start.
+    assert "has applied up to" in plan.caught_up_problem(seen(65), target)
+
+
 CFG = [{"name": "cfg%d:27019" % i, "stateStr": s} for i, s in enumerate(("SECONDARY", "PRIMARY"))]
 SHARD = {"s1": [{"name": "s%d:27018" % i, "stateStr": s} for i, s in enumerate(("PRIMARY", "SECONDARY"))]}
 

@@ -17,7 +17,7 @@ BASE = {"ansible_managed": "managed", "mongodb_rs_dbpath": "/var/lib/mongodb", "
         "mongodb_rs_bind_ip": "0.0.0.0", "mongodb_rs_set_name": "rs0", "mongodb_rs_cluster_role": "",
         "mongodb_rs_config_group": "cfg", "mongodb_rs_config_db": "cfg/10.0.0.1:27017",
         "mongodb_rs_tls": False, "mongodb_rs_tls_mode": "requireTLS", "mongodb_rs_tls_client_certificates": "optional",
-        "mongodb_rs_tls_dir": "/etc/mongodb/tls"}
+        "mongodb_rs_tls_dir": "/etc/mongodb/tls", "mongodb_rs_cache_size_gb": 0}
 
 
 def render(name, **overrides):
@@ -57,3 +57,11 @@ def test_the_double_starts_with_the_rendered_tls_settings(tmp_path):
     assert (options.tls_mode, options.tls_certificate_key_file, options.tls_ca_file,
             options.tls_allow_without_certificates) == ("requireTLS", "/etc/mongodb/tls/server.pem",
                                                         "/etc/mongodb/tls/ca.pem", True)
+
+
+def test_cache_size_only_when_set():
+    """0 leaves MongoDB's default (no key, so existing files stay byte for byte the same); a size is written as
+    storage.wiredTiger.engineConfig.cacheSizeGB."""
+    assert "wiredTiger" not in render("mongod.conf.j2")["storage"]
+    assert render("mongod.conf.j2", mongodb_rs_cache_size_gb=1.5)["storage"]["wiredTiger"] == {
+        "engineConfig": {"cacheSizeGB": 1.5}}

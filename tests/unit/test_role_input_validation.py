@@ -170,3 +170,46 @@ def test_percona_server_refuses_a_server_id_override(tmp_path):
     assert result.returncode != 0
     assert "percona_server_overrides.server_id: the role sets it from percona_server_server_id" in result.stdout, \
         result.stdout[-3000:]
+
+
+# ------------------------------------------------------------------------------------------- mongodb_rs
+
+
+MONGODB = """
+all:
+  children:
+    mongodb:
+      hosts:
+        m1: {mongodb_rs_address: 10.0.0.1}
+        m2: {mongodb_rs_address: 10.0.0.2}
+        m3: {mongodb_rs_address: 10.0.0.3, mongodb_rs_member: {votes: 2}}
+"""
+
+
+def test_mongodb_rs_refuses_bad_values_before_any_task_reaches_a_host(tmp_path):
+    """The role's input check is its first task after the basic assert: with several bad values it stops there,
+    each named (the hosts are never contacted: a task that reached one would run on this machine)."""
+    variables = {"mongodb_rs_keyfile_content": "a2V5ZmlsZS1jb250ZW50", "mongodb_rs_admin_password": "not-shown",
+                 "mongodb_rs_package_version": "8.0.4", "mongodb_rs_port": 70000, "mongodb_rs_set_name": "rs/0",
+                 "mongodb_rs_bind_ip": "0.0.0.0: {", "mongodb_rs_settings": {"electionTimeoutMilis": 5000},
+                 "mongodb_rs_cache_size_gb": -1, "mongodb_rs_member": {"priority": -1}}
+    inventory_file = tmp_path / "inventory.yml"
+    inventory_file.write_text(MONGODB)
+    play = tmp_path / "play.yml"
+    play.write_text("- hosts: mongodb\n  gather_facts: false\n  roles:\n    - dbops.clusters.mongodb_rs\n")
+    extra = tmp_path / "vars.json"
+    extra.write_text(json.dumps(variables))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory_file),
+               "-c", "local", "-e", "@%s" % extra, str(play)]
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode != 0
+    output = result.stdout
+    assert "Refuse bad input before any change" in output, output[-3000:]
+    assert "Check the TLS mode step" not in output and "Install the server" not in output, output[-3000:]
+    for expected in ("mongodb_rs_port must be from 1 to 65535, got 70000", "mongodb_rs_set_name must be",
+                     "mongodb_rs_bind_ip: ", "mongodb_rs_settings: unknown key 'electionTimeoutMilis'",
+                     "mongodb_rs_cache_size_gb must be 0", "mongodb_rs_member.priority must be from 0 to 1000"):
+        assert expected in output, output[-3000:]
+    assert "not-shown" not in output

@@ -20,6 +20,7 @@ import hmac
 import json
 import os
 import random
+import re
 import signal
 import socket
 import socketserver
@@ -650,9 +651,12 @@ class Member:
             ids.add(member["_id"])
             hosts.add(host)
             votes, priority = member.get("votes", 1), member.get("priority", 0 if member.get("arbiterOnly") else 1)
-            if votes not in (0, 1):
+            # members[n].votes "may be 0 or 1" and members[n].priority is "a number between 0 and 1000":
+            # https://www.mongodb.com/docs/manual/reference/replica-configuration/#mongodb-rsconf-rsconf.members-n-.votes
+            # https://www.mongodb.com/docs/manual/reference/replica-configuration/#mongodb-rsconf-rsconf.members-n-.priority
+            if isinstance(votes, bool) or votes not in (0, 1):
                 raise invalid("votes must be 0 or 1")
-            if not 0 <= priority <= 1000:
+            if isinstance(priority, bool) or not isinstance(priority, (int, float)) or not 0 <= priority <= 1000:
                 raise invalid("priority must be between 0 and 1000")
             if votes == 0 and priority > 0:
                 raise invalid("priority must be 0 when non-voting (votes:0)")
@@ -2129,11 +2133,19 @@ def read_conf(text):
         elif value.lower() in ("true", "false"):
             parent[key] = value.lower() == "true"
         else:
-            try:
-                parent[key] = int(value)
-            except ValueError:
-                parent[key] = value
+            parent[key] = _number_or_text(value)
     return root
+
+
+def _number_or_text(value):
+    """A scalar as YAML reads it: an int, a float (storage.wiredTiger.engineConfig.cacheSizeGB), else the text."""
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    if re.match(r"^-?[0-9]+\.[0-9]*$", value):
+        return float(value)
+    return value
 
 
 def parse_args(argv):
