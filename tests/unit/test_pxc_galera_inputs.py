@@ -108,12 +108,6 @@ def test_a_missing_group_is_refused_naming_the_variable(tmp_path):
     refused(result, "pxc_galera_cluster_group=galera: no such inventory group")
 
 
-def test_the_former_membership_variable_is_refused(tmp_path):
-    result = run_role(tmp_path, "cluster_facts.yml",
-                      {"pxc_galera_flavor": "mariadb", "pxc_galera_nodes": ["n1", "n2", "n3"]})
-    refused(result, "pxc_galera_nodes is no longer read")
-
-
 # ------------------------------------------------------------------------------------------- bad input
 
 def test_bad_numbers_are_refused_each_naming_its_variable(tmp_path):
