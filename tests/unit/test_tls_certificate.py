@@ -303,10 +303,9 @@ def run_role(tmp_path, ca_dir, sans=None, check=False, extra_vars=None, expect_r
         for host, names in sans.items()}}}))
     play = tmp_path / "play.yml"
     play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
-        {"name": "Publish the CA each host trusts", "ansible.builtin.set_fact": {
-            "tls_certificate_installed_ca_checksum": "{{ installed_ca }}"}},
         {"name": "Issue the certificates", "ansible.builtin.include_role": {"name": "dbops.clusters.tls_certificate"},
          "vars": {"tls_certificate_ca_dir": str(ca_dir), "tls_certificate_subject_alt_names": "{{ sans }}",
+                  "tls_certificate_installed_ca_checksum": "{{ installed_ca }}",
                   "tls_certificate_extended_key_usage": ["serverAuth", "clientAuth"]}}]}]))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"),
