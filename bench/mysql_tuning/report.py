@@ -133,10 +133,22 @@ def report(raw, elapsed=None):
             shown = ["%s=%s" % (name, size(field) if name in SETTING_NAMES[:2] else field)
                      for name, field in zip(SETTING_NAMES, fields)]
             lines.append("  %-10s %s" % (key, " ".join(shown)))
+    def cell(series, key):
+        shown = "%.1f (%.1f-%.1f)" % (statistics.median(series), min(series), max(series)) if series else "-"
+        if len(series) < len(rounds):
+            shown += " [%d of %d]" % (len(series), len(rounds))
+        if killed.get(key):
+            shown += " killed for memory in %d" % len(killed[key])
+        return shown
+
     for workload in raw["workloads"]:
         lines.append("")
         lines.append("%s: median (min-max) over %d rounds" % (workload, len(rounds)))
-        header = "  %-16s" % "metric" + "".join(" %-26s" % label for _key, label in CONFIGS)
+        # A killed configuration's cells say so after the median: its column widens to keep the table aligned.
+        widths = {key: max([26] + [len(cell([run[metric] for run in runs if run["config"] == key
+                                             and run["workload"] == workload], key)) for metric, _l, _h in METRICS])
+                  for key, _label in CONFIGS}
+        header = "  %-16s" % "metric" + "".join(" %-*s" % (widths[key], label) for key, label in CONFIGS)
         header += " %-25s %-25s %-25s" % ("ours/stock", "ours/dedicated", "dedicated/stock")
         lines.append(header)
         for metric, label, _higher_better in METRICS:
@@ -144,13 +156,7 @@ def report(raw, elapsed=None):
                       for key, _label in CONFIGS}
             row = "  %-16s" % label
             for key, _label in CONFIGS:
-                series = values[key]
-                shown = "%.1f (%.1f-%.1f)" % (statistics.median(series), min(series), max(series)) if series else "-"
-                if len(series) < len(rounds):
-                    shown += " [%d of %d]" % (len(series), len(rounds))
-                if killed.get(key):
-                    shown += " killed for memory in %d" % len(killed[key])
-                row += " %-26s" % shown
+                row += " %-*s" % (widths[key], cell(values[key], key))
             for top, bottom in (("ours", "stock"), ("ours", "dedicated"), ("dedicated", "stock")):
                 per_round = []
                 for number in rounds:

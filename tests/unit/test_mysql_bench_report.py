@@ -86,3 +86,17 @@ def test_a_failure_without_an_oom_kill_is_not_called_killed_for_memory():
     text = "\n".join(REPORT.report(raw(ran(1, "stock", 500) + ran(1, "dedicated", 550) + failed)))
     assert "Killed for memory" not in text
     assert "round 1 ours oltp_read_write: sysbench rc 1, no OOM kill in the memory cgroup" in text
+
+
+def test_recorded_run_with_the_host_taken_down_in_a_slot():
+    # bench-mysql's raw results from a real run (1 round, 5 s) in which bench_drill_host_down killed the
+    # benchmark host's PID 1 during dedicated's turn: run.yml recorded it, started the host again, ran the rest.
+    path = os.path.join(ROOT, "tests", "unit", "data", "bench_mysql_host_down.json")
+    with open(path, encoding="utf-8") as handle:
+        recorded = json.load(handle)
+    text = "\n".join(REPORT.report(recorded))
+    assert "dedicated in 1 of 1 rounds" in text
+    assert ("round 1 dedicated: killed for memory (host down): the benchmark host went down and was started again; "
+            "podman: OOMKilled=False, exit code 137, status exited, events kill,died,cleanup") in text
+    assert "- [0 of 1] killed for memory in 1" in text
+    assert "1.04x (rounds 1.04-1.04)" in text      # ours/stock read-write, from the slots that ran
