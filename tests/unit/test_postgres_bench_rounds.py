@@ -2,6 +2,7 @@
 killed for memory, PostgreSQL alone or the server's whole host, is printed as killed with its evidence (never as
 0 tps, never dropped), the ratios come from the rounds where both configurations ran."""
 import importlib.util
+import json
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -46,3 +47,17 @@ def test_postgres_killed_in_the_cgroup_and_a_plain_failure_are_told_apart():
     assert "round 1 pgtune: killed for memory; cgroup oom_kill count: 2; pgbench tpcb failed" in text
     assert "round 1 ours: failed; cgroup oom_kill count: 0; pgbench tpcc failed" in text
     assert "pgtune in 1 of 1 rounds" in text and "ours in" not in text
+
+
+def test_recorded_run_with_the_host_taken_down_in_a_slot():
+    # rounds.py's rows from a real run (1 round, 5 s) in which BENCH_DRILL_HOST_DOWN killed the server's PID 1
+    # during pgtune's turn: run_slot recorded it, started the host again, and ours ran after it.
+    with open(os.path.join(ROOT, "tests", "unit", "data", "bench_postgres_host_down.json"), encoding="utf-8") as f:
+        rows = json.load(f)
+    text = "\n".join(ROUNDS.summary(rows, 1))
+    assert "pgtune in 1 of 1 rounds" in text
+    assert ("round 1 pgtune: killed for memory (host down): the benchmark host went down and was started again; "
+            "podman: OOMKilled=False, exit code 137, status exited") in text
+    assert "can only create exec sessions on running containers" in text
+    assert "ours/stock    median 1.58x  per round 1.58" in text
+    assert "       min-max       1390-1390            n/a      2198-2198" in text   # never 0 tps
