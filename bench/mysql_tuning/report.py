@@ -66,14 +66,50 @@ def machine():
                                                mem_kb / 1048576.0)
 
 
+def outcome(run):
+    """What became of one measurement: "ran", "host down" (the benchmark host itself went down during the
+    configuration's turn, run.yml), "killed for memory" (sysbench failed while the memory cgroup killed in
+    that turn; -1: the count was killed too) or "failed"."""
+    if run.get("status") == "host_down":
+        return "host down"
+    if int(run.get("rc", 0)) == 0:
+        return "ran"
+    if int(run.get("oom_kills") or 0) != 0:
+        return "killed for memory"
+    return "failed"
+
+
+def host_evidence(run):
+    """What podman and the memory cgroup said of a host that went down."""
+    host = run.get("host") or {}
+    kills = int(run.get("oom_kills") if run.get("oom_kills") not in (None, "") else -1)
+    return ("podman: OOMKilled=%s, exit code %s, status %s, events %s; cgroup oom_kill count: %s"
+            % (host.get("oom_killed"), host.get("exit_code"), host.get("status"),
+               ",".join(host.get("events") or []) or "none",
+               kills if kills >= 0 else "unreadable (the host went down)"))
+
+
+def killed_slots(raw):
+    """{config: {round: "host down" | "killed for memory"}}: the turns a configuration was killed for memory in."""
+    killed = {}
+    for run in raw["runs"]:
+        what = outcome(run)
+        if what in ("host down", "killed for memory"):
+            slot = killed.setdefault(run["config"], {})
+            if slot.get(int(run["round"])) != "host down":
+                slot[int(run["round"])] = what
+    return killed
+
+
 def report(raw, elapsed=None):
     runs, failures = [], []
     for run in raw["runs"]:
-        if int(run.get("rc", 0)) != 0:
+        if outcome(run) != "ran":
             failures.append(run)
             continue
         runs.append(dict(run, round=int(run["round"]), **parse_sysbench(run["output"])))
     rounds = sorted({int(run["round"]) for run in raw["runs"]})
+    killed = killed_slots(raw)
     lines = []
     seen = raw.get("memory_seen") or []
     limit = int(seen[0]) if seen and seen[0].isdigit() else None
@@ -90,17 +126,29 @@ def report(raw, elapsed=None):
     lines.append("What each configuration runs with (SELECT @@... after its restart):")
     settings = {}
     for key, _label in CONFIGS:
-        values = sorted({run["settings"] for run in raw["runs"] if run["config"] == key})
+        values = sorted({run["settings"] for run in raw["runs"] if run["config"] == key and run.get("settings")})
         settings[key] = values
         for value in values:
             fields = value.split("\t")
             shown = ["%s=%s" % (name, size(field) if name in SETTING_NAMES[:2] else field)
                      for name, field in zip(SETTING_NAMES, fields)]
             lines.append("  %-10s %s" % (key, " ".join(shown)))
+    def cell(series, key):
+        shown = "%.1f (%.1f-%.1f)" % (statistics.median(series), min(series), max(series)) if series else "-"
+        if len(series) < len(rounds):
+            shown += " [%d of %d]" % (len(series), len(rounds))
+        if killed.get(key):
+            shown += " killed for memory in %d" % len(killed[key])
+        return shown
+
     for workload in raw["workloads"]:
         lines.append("")
         lines.append("%s: median (min-max) over %d rounds" % (workload, len(rounds)))
-        header = "  %-16s" % "metric" + "".join(" %-26s" % label for _key, label in CONFIGS)
+        # A killed configuration's cells say so after the median: its column widens to keep the table aligned.
+        widths = {key: max([26] + [len(cell([run[metric] for run in runs if run["config"] == key
+                                             and run["workload"] == workload], key)) for metric, _l, _h in METRICS])
+                  for key, _label in CONFIGS}
+        header = "  %-16s" % "metric" + "".join(" %-*s" % (widths[key], label) for key, label in CONFIGS)
         header += " %-25s %-25s %-25s" % ("ours/stock", "ours/dedicated", "dedicated/stock")
         lines.append(header)
         for metric, label, _higher_better in METRICS:
@@ -108,11 +156,7 @@ def report(raw, elapsed=None):
                       for key, _label in CONFIGS}
             row = "  %-16s" % label
             for key, _label in CONFIGS:
-                series = values[key]
-                shown = "%.1f (%.1f-%.1f)" % (statistics.median(series), min(series), max(series)) if series else "-"
-                if len(series) < len(rounds):
-                    shown += " [%d of %d]" % (len(series), len(rounds))
-                row += " %-26s" % shown
+                row += " %-*s" % (widths[key], cell(values[key], key))
             for top, bottom in (("ours", "stock"), ("ours", "dedicated"), ("dedicated", "stock")):
                 per_round = []
                 for number in rounds:
@@ -128,21 +172,31 @@ def report(raw, elapsed=None):
                 else:
                     row += " %-25s" % "-"
             lines.append(row)
-    if failures:
+    if killed:
+        lines.append("")
+        lines.append("Killed for memory (left out of the medians; the ratios come from the rounds that ran): "
+                     + "; ".join("%s in %d of %d rounds" % (config, len(killed[config]), len(rounds))
+                                 for config in sorted(killed)))
+        for config in sorted(killed):
+            for number in sorted(killed[config]):
+                run = next(run for run in raw["runs"] if run["config"] == config and int(run["round"]) == number
+                           and outcome(run) == killed[config][number])
+                if killed[config][number] == "host down":
+                    lines.append("  round %d %s: killed for memory (host down): the benchmark host went down and "
+                                 "was started again; %s" % (number, config, host_evidence(run)))
+                else:
+                    count = int(run["oom_kills"])
+                    lines.append("  round %d %s: killed for memory (mysqld): sysbench rc %s, cgroup oom_kill count: %s"
+                                 % (number, config, run["rc"],
+                                    count if count >= 0 else "unknown, the count was killed too"))
+    others = [run for run in failures if outcome(run) == "failed"]
+    if others:
         lines.append("")
         lines.append("Failed measurements (left out of the medians):")
-        for run in failures:
-            lines.append("  round %s %s %s: sysbench rc %s, OOM kills in the memory cgroup during this "
-                         "configuration's turn: %s; %s" % (run["round"], run["config"], run["workload"], run["rc"],
-                                                           run.get("oom_kills"), " ".join(run.get("error", "").split())[-200:]))
-    # -1: the count itself was killed for memory (run.yml), so at least the server was at its limit.
-    oom = sorted({(int(run["round"]), run["config"], int(run.get("oom_kills") or 0)) for run in raw["runs"]
-                  if int(run.get("oom_kills") or 0)})
-    if oom:
-        lines.append("")
-        lines.append("mysqld killed for memory (cgroup oom_kill count): "
-                     + "; ".join("round %d %s: %s" % (r, c, n if n >= 0 else "unknown, the count was killed too")
-                                 for r, c, n in oom))
+        for run in others:
+            lines.append("  round %s %s %s: sysbench rc %s, no OOM kill in the memory cgroup during this "
+                         "configuration's turn; %s" % (run["round"], run["config"], run["workload"], run["rc"],
+                                                        " ".join(run.get("error", "").split())[-200:]))
     lines.append("")
     lines.append("Ratios are of the medians; the bracket gives the lowest and highest ratio within one round. For "
                  "p99 latency lower is better (a ratio below 1 means faster).")

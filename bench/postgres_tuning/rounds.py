@@ -12,8 +12,11 @@ configuration files). For each round, each configuration in a rotated order:
 
 Prints every round, then per workload the median tps of each configuration with its spread (min-max) and the
 median of the per-round ratios (ours/stock, pgtune/stock, ours/pgtune: same round, side by side).
+A configuration killed for memory (PostgreSQL killed by the memory cgroup, or the server's whole host down) is
+recorded as such with podman's and the cgroup's evidence, the host is started again if it went down, and the run
+goes on; the summary names the configuration and the rounds it was killed in.
 Usage: rounds.py SERVER_CONTAINER CLIENT_CONTAINER SERVER_IP   (env: BENCH_ROUNDS, BENCH_SECONDS, BENCH_WARMUP,
-BENCH_CLIENTS, BENCH_WAREHOUSES)
+BENCH_CLIENTS, BENCH_WAREHOUSES; BENCH_DRILL_HOST_DOWN=1:pgtune takes the host down in that slot)
 """
 import glob
 import json
@@ -30,6 +33,8 @@ SECONDS = int(os.environ.get("BENCH_SECONDS", "45"))
 WARMUP = int(os.environ.get("BENCH_WARMUP", "10"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
 WAREHOUSES = int(os.environ.get("BENCH_WAREHOUSES", "4"))
+# Off by default: slots ("ROUND:CONFIG", comma-separated) in which the server's host is taken down on purpose.
+DRILL_HOST_DOWN = [slot for slot in os.environ.get("BENCH_DRILL_HOST_DOWN", "").split(",") if slot]
 SERVICE = "postgresql@17-main"
 CONF_DIR = "/etc/postgresql/17/main"
 DATA_DIR = "/var/lib/postgresql/17/main"
@@ -129,11 +134,132 @@ def measure(server, client, server_ip, workload):
             "wal_mb": round((lsn1 - lsn0) / 1048576.0)}
 
 
+def container_state(container):
+    """podman's State of a container ({} when podman cannot say): Running, OOMKilled, ExitCode, Status."""
+    proc = subprocess.run(["podman", "container", "inspect", "--format", "{{json .State}}", container], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        return json.loads(proc.stdout) if proc.returncode == 0 else {}
+    except ValueError:
+        return {}
+
+
+def oom_kills(container):
+    """The memory cgroup's oom_kill count read from the controller (None when the cgroup is gone or unreadable)."""
+    try:
+        path = cgroup_file(container, "memory.oom_control")
+        if path:
+            with open(path, encoding="utf-8") as handle:
+                return int(next(line.split()[1] for line in handle if line.startswith("oom_kill ")))
+    except (OSError, StopIteration, ValueError, subprocess.CalledProcessError):
+        pass
+    return None
+
+
+def host_up_again():
+    """Start the benchmark hosts again with the lab tool (podman start, then wait for systemd), from the
+    repository's root, as run.sh brought them up."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run([sys.executable, os.path.join(root, "lab", "labctl.py"), "--topology",
+                    os.path.join(root, "bench", "postgres_tuning", "topology.yml"), "up"], cwd=root, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def run_slot(server, client, server_ip, round_no, config):
+    """One configuration in one round. A configuration killed for memory is a result, not the end of the run:
+    {"killed": "host down"} when the server's host went down (podman refuses exec sessions on a container that
+    stopped: it is started again, and PostgreSQL in it), {"killed": "postgres"} when the memory cgroup killed in
+    the server during the turn, {"failed": ...} otherwise; the evidence is kept with it."""
+    result = {"round": round_no, "config": config}
+    before = oom_kills(server)
+    try:
+        result.update(restart(server, config))
+        if "%d:%s" % (round_no, config) in DRILL_HOST_DOWN:
+            # As the memory cgroup does when it picks PID 1: checks the recovery below without waiting for a
+            # configuration to take the host down by itself.
+            subprocess.run(["podman", "kill", "--signal", "KILL", server], check=True, stdout=subprocess.DEVNULL)
+        for workload in ("tpcb", "tpcc"):
+            result[workload] = measure(server, client, server_ip, workload)
+        return result
+    except (RuntimeError, subprocess.CalledProcessError, ValueError) as error:
+        result["error"] = str(error)[-400:]
+    state = container_state(server)
+    after = oom_kills(server)
+    result["oom_kills"] = after - before if before is not None and after is not None else None
+    if not state.get("Running"):
+        result["killed"] = "host down"
+        result["host"] = {"oom_killed": state.get("OOMKilled"), "exit_code": state.get("ExitCode"),
+                          "status": state.get("Status", "unknown")}
+        host_up_again()
+        # Back on the stock configuration: the one in place may be what took the host down.
+        sh(server, "cp %s/bench/stock.conf %s/conf.d/50-dbops.conf && systemctl restart %s && for i in $(seq 60); "
+           "do pg_isready -q && exit 0; sleep 1; done; exit 1" % (CONF_DIR, CONF_DIR, SERVICE))
+    elif result["oom_kills"]:
+        result["killed"] = "postgres"
+    else:
+        result["failed"] = True
+    return result
+
+
+def outcome(row):
+    return "killed for memory (host down)" if row.get("killed") == "host down" else \
+        "killed for memory" if row.get("killed") else "failed" if row.get("failed") else "ran"
+
+
+def tps(row, workload):
+    return row[workload]["tps"] if outcome(row) == "ran" else None
+
+
 def spread(values):
     values = [v for v in values if v is not None]
     if not values:
         return "n/a"
     return "%.0f-%.0f" % (min(values), max(values))
+
+
+def summary(rows, rounds):
+    """The table: per workload each configuration's median tps and spread over the rounds it ran in, the median
+    of the per-round ratios where both ran, and every turn a configuration was killed for memory or failed."""
+    lines = ["%-6s %-8s %14s %14s %14s" % ("", "", *CONFIGS)]
+    killed = {c: sorted({r["round"] for r in rows if r["config"] == c and r.get("killed")}) for c in CONFIGS}
+    for workload in ("tpcb", "tpcc"):
+        by = {c: [tps(r, workload) for r in rows if r["config"] == c] for c in CONFIGS}
+        medians = {c: statistics.median([v for v in by[c] if v is not None]) if any(v is not None for v in by[c])
+                   else None for c in CONFIGS}
+        lines.append("%-6s %-8s %14s %14s %14s" % (workload, "median", *("%.0f" % medians[c] if medians[c] else "n/a"
+                                                                      for c in CONFIGS)))
+        lines.append("%-6s %-8s %14s %14s %14s" % ("", "min-max", *(spread(by[c]) for c in CONFIGS)))
+        if any(killed.values()):
+            lines.append("%-6s %-8s %14s %14s %14s" % ("", "killed", *("in %d of %d" % (len(killed[c]), rounds)
+                                                                      for c in CONFIGS)))
+        for num, den in (("ours", "stock"), ("pgtune", "stock"), ("ours", "pgtune")):
+            ratios = []
+            for round_no in range(1, rounds + 1):
+                a = [tps(r, workload) for r in rows if r["round"] == round_no and r["config"] == num]
+                b = [tps(r, workload) for r in rows if r["round"] == round_no and r["config"] == den]
+                if a and b and a[0] and b[0]:
+                    ratios.append(a[0] / b[0])
+            if ratios:
+                lines.append("       %-13s median %.2fx  per round %s" % (
+                    "%s/%s" % (num, den), statistics.median(ratios), " ".join("%.2f" % x for x in ratios)))
+    if any(killed.values()):
+        lines.append("")
+        lines.append("Killed for memory (left out of the medians; the ratios come from the rounds that ran): "
+                     + "; ".join("%s in %d of %d rounds" % (c, len(killed[c]), rounds) for c in CONFIGS if killed[c]))
+    for row in rows:
+        what = outcome(row)
+        if what == "ran":
+            continue
+        count = row.get("oom_kills")
+        evidence = "cgroup oom_kill count: %s" % (count if count is not None else "unreadable (the host went down)")
+        if row.get("host"):
+            evidence = "podman: OOMKilled=%s, exit code %s, status %s; %s" % (
+                row["host"]["oom_killed"], row["host"]["exit_code"], row["host"]["status"], evidence)
+        lines.append("  round %d %s: %s%s; %s; %s" % (
+            row["round"], row["config"], what,
+            ": the benchmark host went down and was started again" if row.get("killed") == "host down" else "",
+            evidence, " ".join(row.get("error", "").split())[-200:]))
+    return lines
 
 
 def main(server, client, server_ip):
@@ -145,42 +271,26 @@ def main(server, client, server_ip):
     for round_no in range(ROUNDS):
         order = CONFIGS[round_no % 3:] + CONFIGS[:round_no % 3]
         for config in order:
-            state = restart(server, config)
-            result = {"round": round_no + 1, "config": config, **state}
-            for workload in ("tpcb", "tpcc"):
-                result[workload] = measure(server, client, server_ip, workload)
+            result = run_slot(server, client, server_ip, round_no + 1, config)
             rows.append(result)
+            if outcome(result) != "ran":
+                print("round %d %-6s %s: %s" % (result["round"], config, outcome(result), result.get("error", "")),
+                      flush=True)
+                continue
             print("round %d %-6s tpcb %8s tps (%s; %d checkpoints, %d MB WAL)  tpcc %8s tps (%s; %d checkpoints, "
                   "%d MB WAL)  [evicted %d files: cgroup cache %s -> %s MB; prewarm %.1f s]"
                   % (result["round"], config, result["tpcb"]["tps"], result["tpcb"]["detail"],
                      result["tpcb"]["checkpoints"], result["tpcb"]["wal_mb"], result["tpcc"]["tps"],
                      result["tpcc"]["detail"], result["tpcc"]["checkpoints"], result["tpcc"]["wal_mb"],
-                     state["evicted_files"], state["cache_mb_before"], state["cache_mb_after"],
-                     state["prewarm_s"]), flush=True)
+                     result["evicted_files"], result["cache_mb_before"], result["cache_mb_after"],
+                     result["prewarm_s"]), flush=True)
             if round_no == 0:
-                print("    settings: %s" % state["settings"], flush=True)
+                print("    settings: %s" % result["settings"], flush=True)
     limit = cgroup_file(server, "memory.max_usage_in_bytes")
     failcnt = cgroup_file(server, "memory.failcnt")
     print("\nserver cgroup: peak usage %s MB (limit 2048 MB: the page cache was reclaimed), failed charges %s" % (
         int(open(limit).read()) // 1048576 if limit else "?", open(failcnt).read().strip() if failcnt else "?"))
-    print("\n%-6s %-8s %14s %14s %14s" % ("", "", "stock", "pgtune", "ours"))
-    for workload in ("tpcb", "tpcc"):
-        by = {c: [r[workload]["tps"] for r in rows if r["config"] == c] for c in CONFIGS}
-        medians = {c: statistics.median([v for v in by[c] if v is not None]) if any(v is not None for v in by[c])
-                   else None for c in CONFIGS}
-        print("%-6s %-8s %14s %14s %14s" % (workload, "median", *("%.0f" % medians[c] if medians[c] else "n/a"
-                                                                  for c in CONFIGS)))
-        print("%-6s %-8s %14s %14s %14s" % ("", "min-max", *(spread(by[c]) for c in CONFIGS)))
-        for num, den in (("ours", "stock"), ("pgtune", "stock"), ("ours", "pgtune")):
-            ratios = []
-            for round_no in range(1, ROUNDS + 1):
-                a = next(r for r in rows if r["round"] == round_no and r["config"] == num)[workload]["tps"]
-                b = next(r for r in rows if r["round"] == round_no and r["config"] == den)[workload]["tps"]
-                if a and b:
-                    ratios.append(a / b)
-            if ratios:
-                print("       %-13s median %.2fx  per round %s" % ("%s/%s" % (num, den), statistics.median(ratios),
-                                                                    " ".join("%.2f" % x for x in ratios)))
+    print("\n" + "\n".join(summary(rows, ROUNDS)))
     print("\ntotal %.1f min" % ((time.time() - started) / 60))
     with open(os.environ.get("BENCH_JSON", "/tmp/bench-postgres.json"), "w", encoding="utf-8") as out:
         json.dump(rows, out, indent=1)
