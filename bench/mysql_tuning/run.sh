@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # MySQL tuning benchmark: one lab host with a 2 GiB memory limit, sysbench from a second host, MySQL stock vs
 # innodb_dedicated_server=ON vs ours, alternated over rounds; the report is printed and appended to
-# bench/mysql_tuning/results.md. Then the tuning engine's values for reference machines next to what the
-# seeds used. Usage: bench/mysql_tuning/run.sh [--keep] [ansible-playbook options, e.g. -e bench_warmup_seconds=2]
+# bench/mysql_tuning/results.md. Then the tuning engine's values for reference machines next to what
+# Percona's published configurations used. Usage: bench/mysql_tuning/run.sh [--keep] [ansible-playbook options, e.g. -e bench_warmup_seconds=2]
 # (BENCH_ROUNDS, BENCH_SECONDS override the sizes; -e 'bench_drill_host_down=["1:ours"]' takes the host down in
 # that slot, to check that a host killed for memory is recorded and the run goes on)
 set -euo pipefail
