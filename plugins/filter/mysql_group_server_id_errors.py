@@ -71,7 +71,6 @@ def mysql_group_server_id_errors(members, hostvars, addresses):
         server_ids, "in one group; Group Replication and its recovery channel need one per member")
 
 
-
 class FilterModule(object):
     def filters(self):
         return {"mysql_group_server_id_errors": mysql_group_server_id_errors}

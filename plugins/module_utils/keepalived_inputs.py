@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import ipaddress
+import math
 import re
 
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_option_file import option_value_error
@@ -43,7 +44,7 @@ def int_errors(variable, value, low, high):
 def seconds_errors(variable, value, low, high):
     """Seconds as keepalived reads them: a number low..high with at most two decimals (hundredths)."""
     seconds = number(value)
-    if seconds is None or seconds != seconds:
+    if seconds is None or math.isnan(seconds):
         return ["%s=%r: must be a number of seconds from %s to %s" % (variable, value, low, high)]
     if not low <= seconds <= high:
         return ["%s=%s: must be from %s to %s seconds" % (variable, value, low, high)]
@@ -67,8 +68,8 @@ def vip_errors(vips):
             if not re.match(r"^[0-9.]+/[0-9]{1,2}$", address):
                 raise ValueError("not a.b.c.d/len")
             interface = ipaddress.IPv4Interface(address)
-            if interface.network.prefixlen < 32 and interface.ip in (interface.network.network_address,
-                                                                       interface.network.broadcast_address):
+            network = interface.network
+            if network.prefixlen < 32 and interface.ip in (network.network_address, network.broadcast_address):
                 raise ValueError("the network's own or broadcast address")
             if interface.network.prefixlen == 0:
                 raise ValueError("prefix 0")
@@ -77,8 +78,8 @@ def vip_errors(vips):
                           % (label, vip.get("address"), err))
         else:
             if interface.ip in addresses:
-                errors.append("%s.address: %s is also keepalived_vips[%d]" % (label, interface.ip,
-                                                                           addresses[interface.ip]))
+                errors.append("%s.address: %s is also keepalived_vips[%d]"
+                              % (label, interface.ip, addresses[interface.ip]))
             addresses[interface.ip] = index
         router_id_errors = int_errors(label + ".router_id", vip.get("router_id"), 1, 255)
         errors += router_id_errors

@@ -618,7 +618,7 @@ def standby_floor(own, members):
             setting = dict(mine)
             setting["value"] = str(highest)
             setting["reason"] = ("%s on %s, the highest in the group (this host alone would use %s: %s); a replica "
-                                 "with less than its primary pauses recovery" % (highest, source, mine["value"],
-                                                                               mine["reason"]))
+                                 "with less than its primary pauses recovery"
+                                 % (highest, source, mine["value"], mine["reason"]))
             raised[name] = setting
     return raised

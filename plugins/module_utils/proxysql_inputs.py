@@ -334,8 +334,8 @@ def listener_errors(inputs):
     if int(inputs["admin_port"]) == int(inputs["mysql_port"]) and \
             listens_on_same_socket(inputs["admin_address"], inputs["mysql_address"]):
         errors.append("proxysql_admin_port=%s is also proxysql_mysql_port on %s and %s: the admin and client "
-                      "interfaces need different ports" % (inputs["admin_port"], inputs["admin_address"],
-                                                          inputs["mysql_address"]))
+                      "interfaces need different ports"
+                      % (inputs["admin_port"], inputs["admin_address"], inputs["mysql_address"]))
     if inputs.get("cluster_enabled"):
         # the peers connect to this proxy's cluster address on proxysql_admin_port (its proxysql_servers row)
         admin = ipaddress.ip_address(str(inputs["admin_address"]))

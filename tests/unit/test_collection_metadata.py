@@ -15,8 +15,7 @@ NOT_COLLECTIONS = {"ansible.builtin", "ansible.module_utils", "ansible.plugins",
 
 def shipped_files():
     for pattern in ("roles/**/*.yml", "roles/**/*.j2", "playbooks/**/*.yml", "plugins/**/*.py"):
-        for path in glob.glob(os.path.join(REPO, pattern), recursive=True):
-            yield path
+        yield from glob.glob(os.path.join(REPO, pattern), recursive=True)
 
 
 def test_every_collection_called_is_a_declared_dependency():

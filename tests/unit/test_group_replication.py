@@ -376,8 +376,8 @@ def test_an_unread_member_is_named_with_its_reason_in_a_running_group_and_in_an_
     states = online_group()
     states["gr3"] = None
     result = gr.plan(states, MEMBERS, G, unread={"gr3": "reading its state failed: boom"})
-    assert result["actions"]["gr3"] == {"action": "skip", "reason": "could not be read (reading its state failed: "
-                                                                     "boom): the group runs without it"}
+    assert result["actions"]["gr3"] == {
+        "action": "skip", "reason": "could not be read (reading its state failed: boom): the group runs without it"}
     states = outage({"gr1": "%s:1-10" % G, "gr2": "%s:1-14" % G, "gr3": "%s:1-12" % G})
     states["gr2"] = None
     result = gr.plan(states, MEMBERS, G, unread={"gr2": "it did not report its state"})

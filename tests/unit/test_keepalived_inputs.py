@@ -91,7 +91,9 @@ def test_each_bad_input_is_refused_naming_its_variable(overrides, expected):
 
 
 def test_no_password_reaches_a_message():
-    found = errors(**dict(SQL, sql_check_password="secret\tpart", sql_check_port=0))
+    inputs = dict(SQL)
+    inputs.update(sql_check_password="secret\tpart", sql_check_port=0)
+    found = errors(**inputs)
     assert len(found) == 2 and not any("secret" in sentence for sentence in found), found
 
 

@@ -235,8 +235,8 @@ def test_caught_up_needs_the_primary_position_from_when_the_gate_started():
 def test_a_delayed_member_is_judged_against_its_configured_delay():
     """A member delayed by an hour is an hour behind by design: the gate passes it while it is within its delay
     plus max_lag_seconds, and still fails it when it is further behind, or when a member without a delay lags."""
-    config = [{"host": H[0]}, {"host": H[1]}, {"host": H[2], "priority": 0, "hidden": True,
-                                                "secondaryDelaySecs": 3600}]
+    config = [{"host": H[0]}, {"host": H[1]},
+              {"host": H[2], "priority": 0, "hidden": True, "secondaryDelaySecs": 3600}]
     delayed = status("PRIMARY", "SECONDARY", "SECONDARY", lag=3605)
     assert plan.health_problems(delayed, 10, 3, True, config) == []
     assert plan.health_problems(delayed, 10, 3, True) == ["%s lags the primary by 3605.0s (limit 10s)" % H[2]]

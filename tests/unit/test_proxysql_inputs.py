@@ -196,8 +196,8 @@ def test_an_admin_password_with_a_hash_reaches_the_client_unchanged(tmp_path):
         "    - ansible.builtin.copy:\n"
         "        dest: %s/admin.cnf\n"
         "        content: \"{{ lookup('ansible.builtin.template', '%s') }}\"\n"
-        "        mode: '0600'\n" % (tmp_path, os.path.join(REPO, "roles", "proxysql", "templates",
-                                                            "admin-credentials.cnf.j2")))
+        "        mode: '0600'\n"
+        % (tmp_path, os.path.join(REPO, "roles", "proxysql", "templates", "admin-credentials.cnf.j2")))
     extra = tmp_path / "vars.json"
     extra.write_text(json.dumps({"proxysql_admin_password": password, "proxysql_admin_user": "radmin",
                                  "proxysql_admin_login_host": "127.0.0.1", "proxysql_admin_port": 6032}))
