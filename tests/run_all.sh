@@ -39,7 +39,7 @@ export ANSIBLE_CALLBACKS_ENABLED=dbops_preload_connection,ansible.posix.profile_
 stamp_actions() {
     local line
     while IFS= read -r line; do
-        if [[ $line == *"➜ "*": Execut"* ]]; then printf '[%s] %s\n' "$EPOCHSECONDS" "$line"
+        if [[ $line == *"➜ "*Execut* ]]; then printf '[%s] %s\n' "$EPOCHSECONDS" "$line"
         else printf '%s\n' "$line"; fi
     done
 }
