@@ -49,7 +49,9 @@ action_times() {  # LOG: "create 21 · converge 95 · ..." in the order the acti
                                                  start[a] = substr($1, 2, length($1) - 2) + 0
                                                  if (!(a in total)) { order[++n] = a; total[a] = 0 } }
         /^\[[0-9]+\] .*➜ [a-z_]+: Executed/  { match($0, /➜ [a-z_]+:/); a = substr($0, RSTART + 4, RLENGTH - 5)
-                                                 if (a in start) total[a] += substr($1, 2, length($1) - 2) - start[a] }
+                                                 # molecule repeats the outcomes in its closing recap: count once
+                                                 if (a in start) { total[a] += substr($1, 2, length($1) - 2) - start[a]
+                                                                   delete start[a] } }
         END { for (i = 1; i <= n; i++) printf "%s%s %d", (i > 1 ? " · " : ""), order[i], total[order[i]] }'
 }
 molecule_test_once_more_on_transport_flake() {  # NAME LOG
