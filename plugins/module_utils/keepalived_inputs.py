@@ -18,6 +18,7 @@ import ipaddress
 import math
 import re
 
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_inputs import int_errors
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_option_file import option_value_error
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -31,14 +32,6 @@ def number(value):
         return float(str(value).strip())
     except ValueError:
         return None
-
-
-def int_errors(variable, value, low, high):
-    if isinstance(value, bool) or not re.match(r"^-?\d+$", str(value).strip()):
-        return ["%s=%r: must be a whole number from %d to %d" % (variable, value, low, high)]
-    if not low <= int(str(value).strip()) <= high:
-        return ["%s=%s: must be from %d to %d" % (variable, value, low, high)]
-    return []
 
 
 def seconds_errors(variable, value, low, high):

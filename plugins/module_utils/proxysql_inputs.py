@@ -15,6 +15,8 @@ __metaclass__ = type
 import ipaddress
 import re
 
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_inputs import int_errors
+
 MAX_HOSTGROUP = 2 ** 31 - 1      # hostgroup ids are SQLite INT columns read into C ints
 WEEK_MS = 7 * 24 * 3600 * 1000
 
@@ -77,16 +79,6 @@ ROLE_RULE_IDS = (100, 110)         # the read/write split's rules (templates/tab
 
 def is_int(value):
     return not isinstance(value, bool) and re.match(r"^-?\d+$", str(value).strip()) is not None
-
-
-def int_errors(variable, value, low, high):
-    """A sentence when `value` is not a whole number within low..high, else []."""
-    if not is_int(value):
-        return ["%s=%r: must be a whole number from %d to %d" % (variable, value, low, high)]
-    number = int(str(value).strip())
-    if not low <= number <= high:
-        return ["%s=%d: must be from %d to %d" % (variable, number, low, high)]
-    return []
 
 
 def address_errors(variable, value):
