@@ -82,6 +82,10 @@ system_identifier:
   description: The cluster's system identifier (the same on a primary and its copies), or null.
   returned: always
   type: str
+data_checksums:
+  description: Whether the cluster has data checksums (C(on) or C(off)), or null when the server did not answer.
+  returned: always
+  type: str
 position:
   description: The WAL position written (primary) or replayed (replica), in bytes, or null.
   returned: always
@@ -110,7 +114,8 @@ SELECT pg_is_in_recovery(),
        (SELECT count(*) FROM pg_stat_replication),
        (SELECT system_identifier::text FROM pg_control_system()),
        pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END,
-                       '0/0')::bigint
+                       '0/0')::bigint,
+       current_setting('data_checksums')
 """
 
 
@@ -143,19 +148,19 @@ def read_server(params):
     except pgc.psycopg2.Error as err:
         return dict(running=False, error=str(err).strip().splitlines()[0] if str(err).strip() else "no answer")
     try:
-        in_recovery, user_objects, replicas, identifier, position = pgc.query(connection, STATE_SQL)[0]
+        in_recovery, user_objects, replicas, identifier, position, checksums = pgc.query(connection, STATE_SQL)[0]
     finally:
         connection.close()
     return dict(running=True, error="", in_recovery=in_recovery, user_objects=int(user_objects),
                 streaming_replicas=int(replicas), system_identifier=identifier,
-                position=None if position is None else int(position))
+                position=None if position is None else int(position), data_checksums=checksums)
 
 
 def main():
     spec = dict(data_dir=dict(type="path", required=True))
     spec.update(pgc.LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    state = dict(in_recovery=None, user_objects=None, streaming_replicas=None, position=None)
+    state = dict(in_recovery=None, user_objects=None, streaming_replicas=None, position=None, data_checksums=None)
     state.update(read_files(module.params["data_dir"]))
     state.update(read_server(module.params))
     module.exit_json(changed=False, **state)
