@@ -44,3 +44,60 @@ def test_each_engines_modules_share_one_module_defaults_group():
                 if fragment in handle.read():
                     expected.append(os.path.basename(path)[:-3])
         assert sorted(groups[engine]) == expected, engine
+
+
+def _role_includes(node):
+    """(role, tasks_from, vars) of every include_role/import_role with tasks_from under a parsed YAML node."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _role_includes(item)
+    elif isinstance(node, dict):
+        for key in ("ansible.builtin.include_role", "ansible.builtin.import_role", "include_role", "import_role"):
+            call = node.get(key)
+            if isinstance(call, dict) and call.get("tasks_from"):
+                yield call["name"].split(".")[-1], call["tasks_from"], node.get("vars") or {}
+        for value in node.values():
+            yield from _role_includes(value)
+
+
+def _outside_includes():
+    for pattern in ("roles/**/*.yml", "playbooks/**/*.yml", "molecule/**/*.yml"):
+        for path in sorted(glob.glob(os.path.join(REPO, pattern), recursive=True)):
+            with open(path) as handle:
+                document = yaml.safe_load(handle)
+            where = os.path.relpath(path, REPO)
+            for role, tasks_from, passed in _role_includes(document):
+                if not where.startswith("roles/%s/" % role):
+                    yield where, role, tasks_from, passed
+
+
+def test_every_task_file_included_from_outside_its_role_is_a_declared_entry_point():
+    """A role's doors are its meta/argument_specs.yml entry points: a task file another role, a playbook or a
+    scenario includes is declared there (ansible-core then validates what the caller passes), and every
+    variable of that role the caller passes with vars: is one of the entry point's options."""
+    includes = list(_outside_includes())
+    assert includes, "the scan found no include_role with tasks_from: the scan is broken"
+    problems = []
+    for where, role, tasks_from, passed in includes:
+        with open(os.path.join(REPO, "roles", role, "meta", "argument_specs.yml")) as handle:
+            specs = yaml.safe_load(handle)["argument_specs"]
+        entry = os.path.splitext(tasks_from)[0]
+        if entry not in specs:
+            problems.append("%s includes %s tasks_from %s, not an entry point of roles/%s/meta/argument_specs.yml"
+                            % (where, role, tasks_from, role))
+            continue
+        options = specs[entry].get("options") or {}
+        undeclared = sorted(name for name in passed if name.startswith(role + "_") and name not in options)
+        if undeclared:
+            problems.append("%s passes %s to %s.%s, not among its options" % (where, undeclared, role, entry))
+    assert not problems, "\n".join(problems)
+
+
+def test_no_role_reads_another_roles_files_by_path():
+    """Layers use each other through entry points, never by reaching into a sibling's directory."""
+    offenders = []
+    for path in shipped_files():
+        with open(path) as handle:
+            if re.search(r"role_path\s*~\s*['\"]/\.\./", handle.read()):
+                offenders.append(os.path.relpath(path, REPO))
+    assert not offenders, offenders
