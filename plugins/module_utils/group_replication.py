@@ -194,6 +194,27 @@ def rename_refusal(running_names, wanted):
     return "group_replication_group_name=%s: %s; %s. Nothing was written." % (wanted, shown, RENAME_PROCEDURE)
 
 
+TLS_MODE_PROCEDURE = ("members whose group communication uses different TLS modes cannot talk to each other, so a "
+                      "running group keeps the mode it runs with. Keep group_replication_tls as it is, or change it "
+                      "as a planned outage: stop the server of every member, then run the role with the new value "
+                      "(it writes both option files before it starts any server)")
+
+
+def tls_mode_refusal(running_modes, wanted):
+    """A sentence refusing a change of group_replication_ssl_mode while members run in a group, or None.
+
+    running_modes: {member: the group_replication_ssl_mode its running group communication uses}, only for members
+    whose server runs Group Replication (a new member, or one without the plugin, is left out).
+    """
+    others = dict((m, (mode or "DISABLED").upper()) for m, mode in running_modes.items()
+                  if (mode or "DISABLED").upper() != wanted.upper())
+    if not others:
+        return None
+    shown = "; ".join("%s runs %s" % (m, others[m]) for m in sorted(others))
+    return ("group_replication_tls asks for group_replication_ssl_mode=%s: %s; %s. Nothing was written."
+            % (wanted, shown, TLS_MODE_PROCEDURE))
+
+
 def state_from_report(report):
     """(state, None) from what a member reported, or (None, why it could not be read).
 
@@ -461,7 +482,8 @@ def health(view, expected_members, single_primary=True, stats=None, max_queue=No
 RECOVERY_CHANNEL = "group_replication_recovery"
 GR_VARIABLES = ("group_replication_group_name", "group_replication_single_primary_mode",
                 "group_replication_member_weight", "group_replication_group_seeds",
-                "group_replication_local_address", "group_replication_start_on_boot")
+                "group_replication_local_address", "group_replication_start_on_boot",
+                "group_replication_ssl_mode")
 
 
 def _on(value):
@@ -502,6 +524,7 @@ def read_state(session):
     state["single_primary_mode"] = _on(variables.get("group_replication_single_primary_mode", "ON"))
     state["member_weight"] = int(variables.get("group_replication_member_weight") or 50)
     state["start_on_boot"] = _on(variables.get("group_replication_start_on_boot", "OFF"))
+    state["ssl_mode"] = (variables.get("group_replication_ssl_mode") or "DISABLED").upper()
     view = [{"member_id": r["MEMBER_ID"], "host": r["MEMBER_HOST"], "port": r["MEMBER_PORT"],
              "state": r["MEMBER_STATE"], "role": r["MEMBER_ROLE"] or "", "version": r["MEMBER_VERSION"]}
             for r in session.fetch("SELECT MEMBER_ID, MEMBER_HOST, MEMBER_PORT, MEMBER_STATE, MEMBER_ROLE, "

@@ -397,3 +397,22 @@ def test_a_new_name_for_a_running_group_is_refused_naming_the_procedure():
     assert "playbooks/gr_reboot.yml" in refusal and "Nothing was written" in refusal
     assert gr_rename_refusal(MEMBERS, hostvars, G) == ""
     assert gr_rename_refusal(MEMBERS, {"gr1": {}, "gr2": {"group_replication_state_before": {"failed": True}}}, H) == ""
+
+
+def test_a_new_tls_mode_for_a_running_group_is_refused_naming_the_procedure():
+    """Members with different group_replication_ssl_mode values cannot talk: a running group keeps its mode."""
+    from ansible_collections.dbops.clusters.plugins.filter.gr_tls_mode_refusal import gr_tls_mode_refusal
+    hostvars = {"gr1": {"group_replication_state_before": {"state": dict(member("ONLINE", "PRIMARY"),
+                                                                          ssl_mode="DISABLED")}},
+                "gr2": {"group_replication_state_before": {"state": dict(member("RECOVERING"), ssl_mode="DISABLED")}},
+                # stopped (OFFLINE) members and one that did not report are not compared: they start in the new mode
+                "gr3": {"group_replication_state_before": {"state": dict(member("OFFLINE"), ssl_mode="DISABLED")}}}
+    refusal = gr_tls_mode_refusal(MEMBERS, hostvars, "VERIFY_IDENTITY")
+    assert "group_replication_ssl_mode=VERIFY_IDENTITY: gr1 runs DISABLED; gr2 runs DISABLED;" in refusal
+    assert "gr3" not in refusal and "Nothing was written" in refusal and "planned outage" in refusal
+    assert gr_tls_mode_refusal(MEMBERS, hostvars, "DISABLED") == ""
+    # a member read before this change has no ssl_mode: it runs the default, DISABLED
+    legacy = {"gr1": {"group_replication_state_before": {"state": member("ONLINE", "PRIMARY")}}}
+    assert "gr1 runs DISABLED" in gr_tls_mode_refusal(MEMBERS, legacy, "VERIFY_IDENTITY")
+    assert gr_tls_mode_refusal(MEMBERS, {"gr1": {}, "gr2": {"group_replication_state_before": {"failed": True}}},
+                               "VERIFY_IDENTITY") == ""

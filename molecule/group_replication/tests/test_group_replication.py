@@ -36,6 +36,23 @@ def test_one_group_name_everywhere(lab_hosts, sql):
     assert len(names) == 1
 
 
+@pytest.mark.parametrize("member", MEMBERS)
+def test_group_communication_and_recovery_verify_the_peers_identity(lab_hosts, sql, member):
+    """The group formed with every member at VERIFY_IDENTITY, which a member whose certificate did not name the
+    address its peers connect to could not have joined; the certificates come from the collection's CA, and a
+    joiner's recovery (and clone) connection verifies the donor's certificate."""
+    host = lab_hosts[member]
+    mode, ca, verify = sql(host, "SELECT @@group_replication_ssl_mode, @@ssl_ca, "
+                                 "@@group_replication_recovery_ssl_verify_server_cert")[0]
+    assert (mode, ca, str(verify)) == ("VERIFY_IDENTITY", "/etc/mysql/tls/ca.pem", "1"), (mode, ca, verify)
+    assert "dbops.clusters MySQL CA" in host.check_output(
+        "openssl x509 -noout -issuer -in /etc/mysql/tls/server-cert.pem")
+    recovery = sql(host, "SELECT SSL_ALLOWED, SSL_VERIFY_SERVER_CERTIFICATE, SSL_CA_FILE "
+                         "FROM performance_schema.replication_connection_configuration "
+                         "WHERE CHANNEL_NAME = 'group_replication_recovery'")
+    assert recovery == [["YES", "YES", "/etc/mysql/tls/ca.pem"]], recovery
+
+
 def wait_for_row(sql, host, query, expected, seconds=15):
     deadline = time.time() + seconds
     rows = []
@@ -144,4 +161,4 @@ def test_bad_inputs_were_refused_naming_them():
         seen = json.load(handle)
     for case in seen:
         print("\n%s -> %s" % (case["input"], case["msg"][:300]))
-    assert len(seen) == 4, seen
+    assert len(seen) == 5, seen
