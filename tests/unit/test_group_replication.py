@@ -402,8 +402,8 @@ def test_a_new_name_for_a_running_group_is_refused_naming_the_procedure():
 def test_a_new_tls_mode_for_a_running_group_is_refused_naming_the_procedure():
     """Members with different group_replication_ssl_mode values cannot talk: a running group keeps its mode."""
     from ansible_collections.dbops.clusters.plugins.filter.gr_tls_mode_refusal import gr_tls_mode_refusal
-    hostvars = {"gr1": {"group_replication_state_before": {"state": dict(member("ONLINE", "PRIMARY"),
-                                                                          ssl_mode="DISABLED")}},
+    primary = dict(member("ONLINE", "PRIMARY"), ssl_mode="DISABLED")
+    hostvars = {"gr1": {"group_replication_state_before": {"state": primary}},
                 "gr2": {"group_replication_state_before": {"state": dict(member("RECOVERING"), ssl_mode="DISABLED")}},
                 # stopped (OFFLINE) members and one that did not report are not compared: they start in the new mode
                 "gr3": {"group_replication_state_before": {"state": dict(member("OFFLINE"), ssl_mode="DISABLED")}}}

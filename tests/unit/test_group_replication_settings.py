@@ -30,7 +30,7 @@ def render(host="gr2", **overrides):
         group_replication_consistency="BEFORE_ON_PRIMARY_FAILOVER", group_replication_exit_state_action="OFFLINE_MODE",
         group_replication_autorejoin_tries=3, group_replication_unreachable_majority_timeout=30,
         group_replication_clone_threshold=1000000, group_replication_transaction_size_limit=150000000,
-        group_replication_flow_control_threshold=1000)
+        group_replication_flow_control_threshold=1000, group_replication_tls_dir="/etc/mysql/tls")
     variables.update(overrides)
     with open(TEMPLATE, encoding="utf-8") as handle:
         source = trust_as_template(handle.read())
@@ -121,3 +121,13 @@ def test_the_role_accepts_flavor_percona_and_defaults_to_it():
     with open(specs, encoding="utf-8") as handle:
         options = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
     assert options["group_replication_flavor"]["choices"] == ["percona", "mysql"]
+
+
+def test_tls_verifies_identity_in_group_communication_and_recovery():
+    settings = render()
+    assert settings["loose_group_replication_ssl_mode"]["value"] == "VERIFY_IDENTITY"
+    assert settings["loose_group_replication_ssl_mode"]["dynamic"] is False
+    assert settings["loose_group_replication_recovery_ssl_verify_server_cert"]["value"] == "ON"
+    assert settings["loose_group_replication_recovery_ssl_ca"]["value"] == "/etc/mysql/tls/ca.pem"
+    plain = render(group_replication_tls=False)
+    assert not [name for name in plain if "ssl_mode" in name or "ssl_verify" in name or "ssl_ca" in name], plain
