@@ -1,5 +1,11 @@
 """The rolling upgrade plan of a Galera cluster (module_utils/galera_upgrade.py) and the role's refusal."""
+import json
+import os
+import subprocess
+import sys
+
 import pytest
+import yaml
 
 from ansible_collections.dbops.clusters.plugins.module_utils import galera_upgrade as gu
 
@@ -138,3 +144,49 @@ def test_the_role_refuses_to_move_a_running_member():
     # Nothing installed yet: a new member, the role installs it.
     assert gu.running_member_refusal("g1", {"galera-4": {"installed": None, "target": NEW["galera-4"]}},
                                      NAMES) == ""
+
+
+# ------------------------------------------------------------------ the role's refusal, rendered by Ansible
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+INSTALL = os.path.join(REPO, "roles", "pxc_galera", "tasks", "install.yml")
+
+
+def install_tasks():
+    with open(INSTALL, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def run_refusal(tmp_path, installed, target):
+    """Runs install.yml's refusal task (as written in the role) with apt_package_versions' answer given."""
+    refusal = next(task for task in install_tasks() if task["name"].startswith("Refuse to move"))
+    packages = dict((name, {"installed": installed[name], "target": target[name]}) for name in NAMES)
+    variables = {"pxc_galera_package_release": "sid", "pxc_galera_package_versions": {"packages": packages},
+                 "pxc_galera_flavor_info": {"galera": {"packages": NAMES + ["socat"]}}}
+    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    play = tmp_path / "play.yml"
+    play.write_text(yaml.safe_dump([{"hosts": "g1", "gather_facts": False, "tasks": [refusal]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
+    return subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "g1,",
+                           "-c", "local", "-e", "@%s" % (tmp_path / "vars.json"), str(play)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_the_role_refuses_another_release_on_an_installed_member_before_any_change(tmp_path):
+    names = [task["name"] for task in install_tasks()]
+    refusal = next(index for index, name in enumerate(names) if name.startswith("Refuse to move"))
+    assert refusal < names.index("Install the server, Galera and the SST tools (the MySQL family's install path)")
+    assert all(not task.get("ansible.builtin.apt") and not task.get("ansible.builtin.service")
+               for task in install_tasks()[:refusal])
+    result = run_refusal(tmp_path, OLD, NEW)
+    assert result.returncode != 0
+    assert ("pxc_galera_package_release=sid: g1 runs and its inputs ask for other package versions "
+            "(mariadb-server 1:11.8.9+ds-0+deb13u1 -> 1:11.8.9+ds-4, galera-4 26.4.23-0+deb13u1 -> 26.4.27-1+b1)"
+            in " ".join(result.stdout.split())), result.stdout[-2000:]
+    assert "run playbooks/rolling_upgrade_galera.yml" in " ".join(result.stdout.split())
+
+
+def test_the_role_takes_a_release_that_keeps_what_is_installed(tmp_path):
+    result = run_refusal(tmp_path, NEW, NEW)
+    assert result.returncode == 0, result.stdout[-2000:]
