@@ -48,7 +48,7 @@ def states(**overrides):
 ])
 def test_debian_version_order(left, right, expected):
     assert gu.compare_versions(left, right) == expected
-    assert gu.compare_versions(right, left) == -expected
+    assert gu.compare_versions(right, left) == -expected  # pylint: disable=arguments-out-of-order
 
 
 def test_every_member_upgraded_the_writer_last():
