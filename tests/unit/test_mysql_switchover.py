@@ -1,4 +1,8 @@
 """mysql_switchover: the live source, the switchover plan and the converge refusal after a switchover."""
+import pytest
+
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms
+from ansible_collections.dbops.clusters.plugins.modules import mysql_switchover as module
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_switchover import (
     converge_conflicts, live_source, plan)
 
@@ -137,3 +141,62 @@ def test_converge_limited_to_one_replica_still_sees_it_follows_another_host():
     assert converge_conflicts(DECLARED, after, {"rep1": "10.0.0.12", "src": "10.0.0.11"}) == [
         "rep2: the inventory makes it a replica of src but it replicates from rep1"]
 
+
+
+class FakeSession:
+    """A MySQL 9.7 server in a given state; records the statements run."""
+
+    def __init__(self, read_only=False, replica=False, gtid="aaaaaaaa-0000-0000-0000-000000000001:1-100",
+                 check_mode=False):
+        self.read_only, self.replica, self.gtid, self.check_mode, self.queries = read_only, replica, gtid, check_mode, []
+
+    def variables(self, names):
+        on = "ON" if self.read_only else "OFF"
+        return {"server_uuid": U["rep1"], "read_only": on, "super_read_only": on, "gtid_executed": self.gtid,
+                "gtid_mode": "ON"}
+
+    def fetch(self, query, args=None):
+        if query == "SHOW REPLICA STATUS" and self.replica:
+            return [{"Source_UUID": U["src"], "Source_Host": "10.0.0.11", "Source_Port": 3306,
+                     "Replica_IO_Running": "Yes", "Replica_SQL_Running": "Yes", "Seconds_Behind_Source": 0,
+                     "Last_IO_Error": "", "Last_SQL_Error": "", "Auto_Position": 1}]
+        return []
+
+    def value(self, query, args=None):
+        return "0"
+
+    def execute(self, query, args=None):
+        self.queries.append(query)
+
+
+def run(session, step, gtid_set=None):
+
+    return module.run_step(session, {"step": step, "gtid_set": gtid_set, "timeout": 5},
+                           replication_terms("mysql", "9.7.0"))
+
+
+def test_fence_makes_the_source_read_only_and_persists_it():
+    session = FakeSession()
+    assert run(session, "fence")[0] == "fence"
+    assert session.queries == ["SET PERSIST read_only = ON", "SET PERSIST super_read_only = ON"]
+    again = FakeSession(read_only=True)
+    assert run(again, "fence")[0] == "none" and again.queries == []
+
+
+def test_promote_removes_replication_before_it_makes_the_server_writable():
+    session = FakeSession(read_only=True, replica=True)
+    assert run(session, "promote", "aaaaaaaa-0000-0000-0000-000000000001:1-100")[0] == "promote"
+    assert session.queries == ["STOP REPLICA", "RESET REPLICA ALL", "SET PERSIST super_read_only = OFF",
+                               "SET PERSIST read_only = OFF"]
+
+
+def test_promote_refuses_a_replica_that_lacks_the_old_sources_transactions():
+    session = FakeSession(read_only=True, replica=True, gtid="aaaaaaaa-0000-0000-0000-000000000001:1-90")
+    with pytest.raises(ValueError, match="aaaaaaaa-0000-0000-0000-000000000001:91-100 of the old source"):
+        run(session, "promote", "aaaaaaaa-0000-0000-0000-000000000001:1-100")
+    assert session.queries == []
+
+
+def test_unfence_refuses_a_replica():
+    with pytest.raises(ValueError, match="refusing to make a replica writable"):
+        run(FakeSession(read_only=True, replica=True), "unfence")
