@@ -170,7 +170,6 @@ class FakeSession:
 
 
 def run(session, step, gtid_set=None):
-
     return module.run_step(session, {"step": step, "gtid_set": gtid_set, "timeout": 5},
                            replication_terms("mysql", "9.7.0"))
 
@@ -200,3 +199,9 @@ def test_promote_refuses_a_replica_that_lacks_the_old_sources_transactions():
 def test_unfence_refuses_a_replica():
     with pytest.raises(ValueError, match="refusing to make a replica writable"):
         run(FakeSession(read_only=True, replica=True), "unfence")
+
+
+def test_a_replica_read_after_the_source_committed_more_is_not_errant():
+    # read one after another under writes: the replica already applied src:101-105 the source was read without
+    later = replica("rep1", gtid="aaaaaaaa-0000-0000-0000-000000000001:1-105")
+    assert plan(cluster(rep1=later), "rep1")["errors"] == []
