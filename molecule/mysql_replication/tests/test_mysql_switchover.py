@@ -44,7 +44,7 @@ def test_the_switchovers_went_out_and_back(switchovers):
 
 
 def test_the_converge_on_the_old_inventory_was_refused_naming_the_mismatch(switchovers):
-    refused = " ".join(switchovers["notes"]["reconverge"])
+    refused = switchovers["notes"]["reconverge"]
     target = switchovers["notes"]["first"]["plan"]["target"]
     assert "src: the inventory makes it a source (no percona_server_source) but it replicates from %s" % target \
         in refused
