@@ -46,8 +46,8 @@ def test_fcv_is_raised_only_on_request():
 
 
 @pytest.mark.parametrize("versions, fcv, target, message", [
-    ({A: "6.0.1", B: "6.0.1", C: "6.0.1"}, "6.0", "8.0", "Supported path: 6.0 -> 7.0 -> 8.0; run the upgrade once "
-                                                        "per release (target 7.0 first)"),
+    ({A: "6.0.1", B: "6.0.1", C: "6.0.1"}, "6.0", "8.0",
+     "Supported path: 6.0 -> 7.0 -> 8.0; run the upgrade once per release (target 7.0 first)"),
     # the intermediate release's binaries are there but its FCV was not raised: never skipped
     ({A: "7.0.1", B: "7.0.1", C: "7.0.1"}, "6.0", "8.0", "featureCompatibilityVersion is 6.0 but the binaries run 7.0"),
     ({A: "8.0.0", B: "8.0.0", C: "8.0.0"}, "8.0", "7.0", "a downgrade"),
