@@ -57,7 +57,10 @@ MEMBER_FIELDS = {
 # https://www.mongodb.com/docs/manual/reference/configuration-options/#mongodb-setting-storage.wiredTiger.engineConfig.cacheSizeGB
 CACHE_SIZE_GB = (0.25, 10000)
 
-UPGRADE_PLAYBOOK = "playbooks/rolling_upgrade.yml"
+# The playbook that upgrades a running member, by mongodb_rs_cluster_role: a plain replica set has its own, the
+# members of a sharded cluster are upgraded together with the rest of the cluster (balancer, config servers first).
+UPGRADE_PLAYBOOK = "playbooks/rolling_upgrade_rs.yml"
+SHARDED_UPGRADE_PLAYBOOK = "playbooks/rolling_upgrade.yml"
 # MongoDB's procedures for what a converge refuses on a running member.
 RENAME_PROCEDURE = ("a replica set is renamed only offline, every member stopped and its local database "
                     "edited (https://www.mongodb.com/docs/manual/tutorial/rename-unsharded-replica-set/); "
@@ -258,7 +261,8 @@ def running_member_errors(current, desired, prefix=PREFIX):
 
     current: {"host", "set_name" (replSetName of its configuration file), "keyfile_checksum" (sha1 of the
     keyfile, None when absent), "package_version" (installed, None when not installed)}; desired: {"set_name",
-    "keyfile_checksum", "package_version" (the repository version asked for), "package_file"}. Only called for a
+    "keyfile_checksum", "package_version" (the repository version asked for), "package_file", "cluster_role"
+    (mongodb_rs_cluster_role: '' for a plain replica set, whose upgrade playbook is named)}. Only called for a
     member whose server runs."""
     errors = []
     host = current.get("host", "this member")
@@ -283,5 +287,7 @@ def running_member_errors(current, desired, prefix=PREFIX):
             errors.append("%s: %s runs %s and this run asks for %s: a running member is not upgraded by the role "
                           "(that would install the new binary on every member at once); use %s, which upgrades "
                           "one member at a time between health gates, then set %s to the new version"
-                          % (variable, host, installed, wanted, UPGRADE_PLAYBOOK, variable))
+                          % (variable, host, installed, wanted,
+                             SHARDED_UPGRADE_PLAYBOOK if desired.get("cluster_role") else UPGRADE_PLAYBOOK,
+                             variable))
     return errors

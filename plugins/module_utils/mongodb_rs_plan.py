@@ -535,3 +535,116 @@ def fcv_allows_binary(fcv, binary_release):
     https://www.mongodb.com/docs/manual/reference/command/setFeatureCompatibilityVersion/"""
     index = RELEASES.index(binary_release)
     return fcv == binary_release or (index > 0 and fcv == RELEASES[index - 1])
+
+
+RAISE_FCV_VARIABLE = "mongodb_rs_upgrade_raise_fcv"
+
+
+def release_of(version):
+    """The major release of a server version ("7.0.14" -> "7.0")."""
+    return ".".join(str(version).split(".")[:2])
+
+
+def plan_set_upgrade(status_members, config_members, versions, fcv, target, raise_fcv=False,
+                     allow_downtime=False, set_name=None, inventory_members=None):
+    """The rolling binary upgrade of one plain replica set to release `target`, one major release per run.
+
+    status_members: replSetGetStatus members ({"name", "stateStr"}); config_members: the config's members;
+    versions: {host:port: buildInfo version} of every member; fcv: the set's featureCompatibilityVersion;
+    inventory_members: the host:port of every member of the inventory group in the group's order, when known.
+
+    Refused before any change (PlanError naming the reason): a member not PRIMARY, SECONDARY or ARBITER, not
+    exactly one primary, a member of the config outside the inventory group (or one of the group outside the
+    config), a member whose version was not read, a downgrade, a jump of more than one major release (the
+    supported path is named: each intermediate release's binaries, then its FCV, before the next; the manual:
+    https://www.mongodb.com/docs/manual/release-notes/8.0-upgrade-replica-set/), FCV not at the running release
+    (the new binaries need it, fcv_allows_binary), and a primary that cannot hand over unless allow_downtime
+    (restart_order). The current release is the oldest binary, so a run that stopped half way plans the rest;
+    members already on `target` are skipped.
+
+    Returns {"current", "target", "fcv", "order" (restart_order's items, each with "skip": already on target),
+    "steps" (what the run does, in order, each {"action": "skip" | "upgrade" | "stepdown" | "fcv" | "fcv_kept",
+    "host", "reason"}), "raise_fcv" (whether the run ends by setting FCV to target)}.
+    """
+    problems = []
+    for member in status_members:
+        if member.get("stateStr") not in HEALTHY_STATES:
+            problems.append("%s is %s" % (member.get("name"), member.get("stateStr")))
+    hosts = sorted(m.get("name") for m in status_members)
+    if inventory_members is not None:
+        outside = sorted(set(hosts) - set(inventory_members))
+        if outside:
+            problems.append("%s %s in the set's config but not in the inventory group (the play cannot upgrade "
+                            "%s)" % (", ".join(outside), "is" if len(outside) == 1 else "are",
+                                     "it" if len(outside) == 1 else "them"))
+        missing = sorted(set(inventory_members) - set(hosts))
+        if missing:
+            problems.append("%s of the inventory group %s not in the set's config" % (
+                ", ".join(missing), "is" if len(missing) == 1 else "are"))
+    unread = [h for h in hosts if not versions.get(h)]
+    if unread:
+        problems.append("no version read from %s" % ", ".join(unread))
+    if problems:
+        raise PlanError("%snot ready for a rolling upgrade: %s" % (
+            "replica set %s is " % set_name if set_name else "the set is ", "; ".join(problems)))
+    releases = dict((h, release_of(versions[h])) for h in hosts)
+    unknown = sorted(h for h, r in releases.items() if r not in RELEASES)
+    if unknown:
+        raise PlanError("unknown releases: %s (known: %s)" % (
+            ", ".join("%s %s" % (h, versions[h]) for h in unknown), ", ".join(RELEASES)))
+    current = min(releases.values(), key=RELEASES.index)
+    path = upgrade_path(current, target)
+    if len(path) > 1:
+        raise PlanError("%s to %s is more than one major release: MongoDB upgrades one major release at a time. "
+                        "Supported path: %s; run the upgrade once per release (target %s first), and raise "
+                        "featureCompatibilityVersion to each intermediate release (%s=true) before the next"
+                        % (current, target, " -> ".join([current] + path), path[0], RAISE_FCV_VARIABLE))
+    if path and fcv != current:
+        raise PlanError("featureCompatibilityVersion is %s but the binaries run %s: set it to %s before upgrading "
+                        "(the %s binaries need FCV %s)" % (fcv, current, current, target, current))
+    if not path and raise_fcv and fcv != target and not fcv_allows_binary(fcv, target):
+        raise PlanError("featureCompatibilityVersion %s cannot be raised to %s in one step" % (fcv, target))
+    pending = [h for h in hosts if releases[h] != target]
+    steps, order = [], []
+    if pending:
+        order = restart_order(merge_config(status_members, config_members), allow_downtime, set_name)
+        if inventory_members:
+            # The members before the primary in the order the play visits them (the inventory group's, serial 1):
+            # any order of them is safe one at a time, and the prediction then says what the run will do.
+            rank = dict((host, index) for index, host in enumerate(inventory_members))
+            order = sorted(order[:-1], key=lambda item: rank.get(item["host"], len(rank))) + order[-1:]
+    for item in order:
+        item["skip"] = releases[item["host"]] == target
+        if item["skip"]:
+            steps.append({"action": "skip", "host": item["host"], "reason": "runs %s already" % versions[item["host"]]})
+            continue
+        if item["stepdown"]:
+            steps.append({"action": "stepdown", "host": item["host"],
+                          "reason": "the primary hands over to a caught-up electable secondary"})
+        steps.append({"action": "upgrade", "host": item["host"], "reason": "%s -> %s%s" % (
+            versions[item["host"]], target, ", in place: the set has no primary meanwhile (%s)"
+            % ALLOW_DOWNTIME_VARIABLE if item["in_place"] else "")})
+    if not pending:
+        steps = [{"action": "skip", "host": h, "reason": "runs %s already" % versions[h]} for h in hosts]
+    do_fcv = bool(raise_fcv) and fcv != target
+    if do_fcv:
+        steps.append({"action": "fcv", "host": None, "reason": "featureCompatibilityVersion %s -> %s (%s)" % (
+            fcv, target, RAISE_FCV_VARIABLE)})
+    else:
+        steps.append({"action": "fcv_kept", "host": None, "reason": "featureCompatibilityVersion stays %s%s" % (
+            fcv, "" if fcv == target else " (raise it with %s=true once the set runs well on %s)"
+            % (RAISE_FCV_VARIABLE, target))})
+    return {"current": current, "target": target, "fcv": fcv, "order": order, "steps": steps,
+            "raise_fcv": do_fcv}
+
+
+def set_upgrade_plan(status_members, config_members, versions, fcv, target, raise_fcv=False, allow_downtime=False,
+                     set_name=None, inventory_members=None):
+    """plan_set_upgrade as a dict for playbooks, with "error" (the refusal, None when planned)."""
+    try:
+        result = plan_set_upgrade(status_members, config_members, versions, fcv, target, raise_fcv,
+                                  allow_downtime, set_name, inventory_members)
+    except PlanError as err:
+        return {"error": str(err), "order": [], "steps": [], "raise_fcv": False}
+    result["error"] = None
+    return result

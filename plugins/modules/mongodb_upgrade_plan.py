@@ -133,10 +133,6 @@ def short(err):
     return str(err).split(" (configured timeouts", maxsplit=1)[0].split(", Timeout:", maxsplit=1)[0]
 
 
-def release_of(version):
-    return ".".join(str(version).split(".")[:2])
-
-
 def read_replica_set(params, name, members, binaries, problems, max_lag):
     """(replSetGetStatus members with their config's electability fields, fcv) of one replica set, filling
     binaries and problems."""
@@ -203,12 +199,12 @@ def main():
     if len(set(v for v in fcvs.values() if v)) > 1:
         problems.append("the replica sets disagree on featureCompatibilityVersion: %s"
                         % ", ".join("%s %s" % item for item in sorted(fcvs.items())))
-    unknown = sorted(h for h, v in binaries.items() if release_of(v) not in plan.RELEASES)
+    unknown = sorted(h for h, v in binaries.items() if plan.release_of(v) not in plan.RELEASES)
     if unknown:
         problems.append("unknown releases: %s" % ", ".join("%s %s" % (h, binaries[h]) for h in unknown))
     if problems:
         module.fail_json(msg="the cluster is not ready for a rolling upgrade: %s" % "; ".join(problems), **result)
-    current = min((release_of(v) for v in binaries.values()), key=plan.RELEASES.index)
+    current = min((plan.release_of(v) for v in binaries.values()), key=plan.RELEASES.index)
     fcv = fcvs["config"]
     try:
         steps = plan.plan_upgrade(config_members, shards, params["routers"], current, params["target"], fcv,

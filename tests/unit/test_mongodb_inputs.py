@@ -109,7 +109,11 @@ def test_changed_keyfile_is_refused_naming_the_rotation():
 def test_version_change_is_refused_naming_the_upgrade_playbook():
     errors = inputs.running_member_errors(RUNNING, dict(ASKED, package_file="/x/mongodb-double_7.0.0_all.deb"))
     assert len(errors) == 1 and errors[0].startswith("mongodb_rs_package_file: m3 runs 8.0.0 and this run asks for "
-                                                     "7.0.0") and "playbooks/rolling_upgrade.yml" in errors[0]
+                                                     "7.0.0") and "playbooks/rolling_upgrade_rs.yml" in errors[0]
+    # a member of a sharded cluster is upgraded with the cluster (config servers first, the balancer stopped)
+    errors = inputs.running_member_errors(RUNNING, dict(ASKED, package_file="", package_version="8.0.4",
+                                                        cluster_role="shardsvr"))
+    assert len(errors) == 1 and "use playbooks/rolling_upgrade.yml," in errors[0]
     errors = inputs.running_member_errors(RUNNING, dict(ASKED, package_file="", package_version="8.0.4"))
     assert len(errors) == 1 and errors[0].startswith("mongodb_rs_package_version: m3 runs 8.0.0")
     errors = inputs.running_member_errors(RUNNING, dict(ASKED, package_file="/x/server.deb"))

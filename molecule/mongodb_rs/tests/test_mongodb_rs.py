@@ -2,9 +2,13 @@
 initiated once (on m3), grew to five (joined by m1, the grown group's new first host) and shrank to m1, m2,
 m5 one voting member per reconfig, the rolling restart went
 secondaries first and the primary last after a step-down with each member caught up before the next went down,
-a SIGKILLed primary was replaced and rejoined, and no acknowledged majority insert was lost."""
+a SIGKILLed primary was replaced and rejoined, and no acknowledged majority insert was lost; then
+playbooks/rolling_upgrade_rs.yml took the set from 7.0 to 8.0 (upgrade_drill.yml): a member killed half way stopped
+the first run with the set serving, the second run finished, secondaries first and the old primary last after its
+step-down."""
 import json
 import os
+import re
 import time
 
 import pymongo
@@ -198,12 +202,14 @@ def test_a_killed_primary_is_replaced_and_rejoins(lab_hosts, lab_ips):
     print("kill -9 of the primary %s: %s primary after %.1f s" % (
         killed, node_of(lab_ips, new_primary[0]["host"]), new_primary[0]["t"] - killed_at))
     # SIGKILL: the killed process wrote no shutdown event; a new process started and is SECONDARY again.
-    mine = [e for e in events(lab_hosts, [killed]) if e["event"] in ("start", "shutdown")]
+    # Up to the upgrade drill, which restarts every member again.
+    upgrade_start = drill_times()["upgrade_check_start"]
+    mine = [e for e in events(lab_hosts, [killed]) if e["event"] in ("start", "shutdown") and e["time"] < upgrade_start]
     before = [e for e in mine if e["time"] < killed_at]
     assert before[-1]["event"] == "start", before[-1]
     assert [e["event"] for e in mine if e["time"] > killed_at] == ["start"]
     status = admin(lab_ips[killed]).admin.command("replSetGetStatus")
-    assert status["myState"] == 2, status["myState"]
+    assert status["myState"] in (1, 2), status["myState"]
     # The new primary took majority inserts after the kill.
     writes = admin(lab_ips[killed], readPreference="secondaryPreferred").drill.acks
     assert writes.count_documents({"at": {"$gt": new_primary[0]["t"]}}) > 0
@@ -344,3 +350,88 @@ def test_dropping_tls_in_one_run_was_refused_before_any_change(lab_hosts):
         assert "mongodb_rs_tls_mode" in refusal and "requireTLS and this run asks for disabled" in refusal, refusal
         assert "one step at a time" in refusal
         assert "mode: requireTLS" in lab_hosts[node].file("/etc/mongod.conf").content_string
+
+
+# ------------------------------------------------ rolling upgrade 7.0 -> 8.0 (upgrade_drill.yml, rolling_upgrade_rs.yml)
+
+def drill_text(name):
+    with open(os.path.join(DRILL, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def upgrade_members():
+    """The set the drill upgraded (m1, m2, m5 after the other drills; the drill can run alone on another group)."""
+    return tuple(drill_text("upgrade_members.txt").split())
+
+
+def upgraded(lab_hosts, start, end):
+    """[(node, time)] of the members that started on 8.0 between start and end, in time order."""
+    return [(e["node"], e["time"]) for e in events(lab_hosts, upgrade_members())
+            if start <= e["time"] <= end and e["event"] == "start" and e.get("binary_version") == "8.0"]
+
+
+def test_the_upgrade_in_check_mode_predicted_the_steps_and_changed_nothing(lab_hosts):
+    times = drill_times()
+    log = drill_text("upgrade_check.log")
+    for line in ["upgrade %s 7.0.0 -> 8.0" % n for n in upgrade_members()] + [
+            "stepdown m", "fcv_kept the set featureCompatibilityVersion stays 7.0"]:
+        assert line in log, line
+    moved = [e for e in events(lab_hosts, upgrade_members()) if times["upgrade_check_start"] <= e["time"] <= times["upgrade1_start"]
+             and e["event"] in ("shutdown", "start", "stepdown")]
+    assert not moved, moved
+
+
+def test_a_member_killed_mid_upgrade_stopped_the_run_with_the_set_serving(lab_hosts, lab_ips):
+    times = drill_times()
+    killed = first = drill_text("upgrade_killed.txt").strip()
+    log = drill_text("upgrade1.log")
+    assert re.search(r"^rc=[1-9]", log, re.M), log[-2000:]
+    # Only the first secondary moved to 8.0 in the first run, and it was killed on 8.0: no shutdown (SIGKILL).
+    assert [n for n, _t in upgraded(lab_hosts, times["upgrade1_start"], times["upgrade1_end"])] == [first]
+    assert not [e for e in events(lab_hosts, [killed]) if times["upgrade_killed"] <= e["time"] <= times["upgrade1_end"]
+                and e["event"] in ("shutdown", "start")]
+    serving = drill_json("upgrade_serving.json")
+    assert times["upgrade1_end"] <= serving["at"] and serving["acked"] - serving["at"] < 30, serving
+    assert serving["primary"] != "%s:27017" % lab_ips[killed], serving
+    print("upgrade run 1: stopped %.1f s after the kill of %s; a majority write acknowledged by %s in %.1f s" % (
+        times["upgrade1_end"] - times["upgrade_killed"], killed, node_of(lab_ips, serving["primary"]),
+        serving["acked"] - serving["at"]))
+    assert times["upgrade1_end"] - times["upgrade_killed"] < 120
+    for name in upgrade_members():
+        assert admin(lab_ips[name], readPreference="secondaryPreferred").drill.upgrade.find_one(
+            {"_id": "while-killed"}) is not None, name
+
+
+def test_the_second_run_finished_secondaries_first_and_the_old_primary_last_after_its_stepdown(lab_hosts, lab_ips):
+    times = drill_times()
+    first = drill_text("upgrade_killed.txt").strip()
+    members = upgrade_members()
+    window = [e for e in events(lab_hosts, members) if times["upgrade2_start"] <= e["time"] <= times["upgrade2_end"]]
+    order = [n for n, _t in upgraded(lab_hosts, times["upgrade2_start"], times["upgrade2_end"])]
+    # Resumed: the member on 8.0 since the first run was left alone, every other one upgraded once.
+    assert sorted(order) == sorted(set(members) - {first}), order
+    assert not [e for e in window if e["node"] == first and e["event"] in ("shutdown", "start")]
+    # The primary when the run started (the last election before it) went last, after its own step-down, and
+    # every other member was back on 8.0 before that step-down.
+    primary = [e for e in events(lab_hosts, members) if e["event"] == "elected"
+               and e["time"] < times["upgrade2_start"]][-1]["node"]
+    assert order[-1] == primary, (order, primary)
+    stepdown = [e["time"] for e in window if e["node"] == primary and e["event"] == "stepdown"
+                and e["reason"] == "replSetStepDown"]
+    shutdown = [e["time"] for e in window if e["node"] == primary and e["event"] == "shutdown"]
+    assert stepdown and shutdown and stepdown[0] < shutdown[0], (stepdown, shutdown)
+    for node, started in upgraded(lab_hosts, times["upgrade2_start"], times["upgrade2_end"]):
+        if node != primary:
+            assert started < stepdown[0], (node, started, stepdown[0])
+    # One member down at a time: each shutdown is followed by the same member's start before the next shutdown.
+    moves = [(e["node"], e["event"]) for e in window if e["event"] in ("shutdown", "start")]
+    assert moves == [item for node in order for item in ((node, "shutdown"), (node, "start"))], moves
+    print("upgrade run 2: %.1f s, order %s (the primary %s last)" % (
+        times["upgrade2_end"] - times["upgrade2_start"], order, primary))
+
+
+def test_every_member_runs_8_0_and_fcv_stayed_where_it_was(lab_ips):
+    for name in upgrade_members():
+        assert admin(lab_ips[name]).admin.command("buildInfo")["version"].startswith("8.0."), name
+    fcv = admin(lab_ips[upgrade_members()[0]]).admin.command("getParameter", 1, featureCompatibilityVersion=1)
+    assert fcv["featureCompatibilityVersion"]["version"] == "7.0"   # not asked to move
