@@ -22,9 +22,10 @@ description:
 positional: _input, target, apt_policy
 options:
   _input:
-    description: The registered C(results) of the state task, one per member.
-    type: list
-    elements: dict
+    description:
+      - The registered C(results) of the state task looped over the members (each with C(item) naming the
+        member), or a dict of member name to that member's registered state.
+    type: raw
     required: true
   target:
     description: The major to reach (pg_upgrade_target).
@@ -47,21 +48,26 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description: C(error) (empty when decided), C(primary), C(source), C(target), C(actions) (member to action),
-    C(reason), C(candidate) (the version apt installs, per member when given per member).
+    C(reason), C(candidate) (the version apt installs, per member when given per member), C(source_only_options)
+    (column options of the source build the target refuses) and C(strip_options_sql) (the query that removes them
+    from the user's columns, empty when there are none).
   type: dict
 """
 
-from ansible_collections.dbops.clusters.plugins.module_utils.postgres_upgrade import apt_candidate, plan
+from ansible_collections.dbops.clusters.plugins.module_utils.postgres_upgrade import (
+    apt_candidate, plan, source_only_options, strip_options_sql)
 
 
 def postgres_upgrade_plan(results, target, apt_policy=""):
-    members = dict((result["item"], result) for result in results)
+    members = dict(results) if isinstance(results, dict) else dict((result["item"], result) for result in results)
     if isinstance(apt_policy, dict):
         candidate = dict((host, apt_candidate(text)) for host, text in apt_policy.items())
     else:
         candidate = apt_candidate(apt_policy)
     decided = plan(members, target, candidate)
     decided["candidate"] = candidate
+    decided["source_only_options"] = list(source_only_options(decided["source"])) if decided["source"] else []
+    decided["strip_options_sql"] = strip_options_sql(decided["source_only_options"])
     return decided
 
 

@@ -21,6 +21,13 @@ UPGRADE_PRIMARY = "upgrade_primary"
 REBUILD_REPLICA = "rebuild_replica"
 DONE = "done"
 
+# Column options a source build keeps for itself that the target's pg_dump carries and the target's server refuses
+# ("unrecognized parameter"), failing pg_upgrade while it restores the schema, after the primary stopped and after
+# pg_upgrade --check passed. Debian's PostgreSQL 17.12 (trixie) stores pg_attver on every column; its own pg_dump
+# leaves it out, 18's does not. The source server runs without it (it is not a setting of the column's).
+SOURCE_ONLY_ATTRIBUTE_OPTIONS = {17: ("pg_attver",)}
+FIRST_USER_OID = 16384          # FirstNormalObjectId: below it, the catalogs initdb made (never dumped)
+
 _CANDIDATE_RE = re.compile(r"^\s*Candidate:\s*(\S+)\s*$", re.MULTILINE)
 
 
@@ -162,3 +169,22 @@ def role_major_refusal(state, version, member):
     return ("%s runs PostgreSQL %d but postgres_tuned_version is %s: the role never changes the major of a running "
             "server; upgrade with %s -e pg_upgrade_target=%s, then run the role with postgres_tuned_version=%s"
             % (member, running, version, PLAYBOOK, version, version))
+
+
+def source_only_options(source):
+    """The column options of the source major that must not reach the target's pg_restore."""
+    return SOURCE_ONLY_ATTRIBUTE_OPTIONS.get(int(source), ())
+
+
+def strip_options_sql(options):
+    """An UPDATE that removes the given options from the user's columns (attoptions) in one database, or ''.
+
+    The options are constants of this module, never the user's input; the query names them as literals.
+    """
+    if not options:
+        return ""
+    patterns = " AND ".join("o NOT LIKE '%s=%%'" % name for name in options)
+    matches = " OR ".join("o LIKE '%s=%%'" % name for name in options)
+    return ("UPDATE pg_catalog.pg_attribute a SET attoptions = NULLIF(ARRAY(SELECT o FROM unnest(a.attoptions) o "
+            "WHERE %s), '{}'::text[]) WHERE a.attrelid >= %d AND EXISTS (SELECT 1 FROM unnest(a.attoptions) o "
+            "WHERE %s)" % (patterns, FIRST_USER_OID, matches))

@@ -120,3 +120,16 @@ def test_the_role_refuses_to_change_the_major_of_a_running_member():
 
 def test_the_role_names_the_member_of_a_looped_result():
     assert postgres_major_refusal(dict(member(17, True), item="pgc"), 18).startswith("pgc runs PostgreSQL 17")
+
+
+def test_source_only_column_options_are_stripped_from_user_columns_only():
+    assert pu.source_only_options(17) == ("pg_attver",) and pu.source_only_options(16) == ()
+    sql = pu.strip_options_sql(("pg_attver",))
+    assert "attrelid >= 16384" in sql and "o NOT LIKE 'pg_attver=%'" in sql and "o LIKE 'pg_attver=%'" in sql
+    assert pu.strip_options_sql(()) == ""
+
+
+def test_the_filter_names_the_source_only_options_to_strip():
+    results = [dict(item=host, **state) for host, state in cluster().items()]
+    decided = postgres_upgrade_plan(results, 18, POLICY_18)
+    assert decided["source_only_options"] == ["pg_attver"] and "UPDATE" in decided["strip_options_sql"]
