@@ -90,6 +90,17 @@ position:
   description: The WAL position written (primary) or replayed (replica), in bytes, or null.
   returned: always
   type: int
+major:
+  description:
+    - The major version the server runs (from server_version_num), or, when it does not answer, the one its data
+      directory was created by (PG_VERSION); null when neither is known. The upgrade playbook and the role's refusal
+      to change a running server's major read it.
+  returned: always
+  type: int
+server_version:
+  description: The server's version string (C(17.6 (Debian 17.6-1))), or null when it did not answer.
+  returned: always
+  type: str
 postmaster_alive:
   description:
     - Whether the process postmaster.pid names is alive. A server that does not answer while its postmaster lives is
@@ -103,6 +114,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbops.clusters.plugins.module_utils import postgres_connection as pgc
 from ansible_collections.dbops.clusters.plugins.module_utils.postgres_replication import read_system_identifier
+from ansible_collections.dbops.clusters.plugins.module_utils.postgres_upgrade import major_of
 
 STATE_SQL = """
 SELECT pg_is_in_recovery(),
@@ -115,7 +127,9 @@ SELECT pg_is_in_recovery(),
        (SELECT system_identifier::text FROM pg_control_system()),
        pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END,
                        '0/0')::bigint,
-       current_setting('data_checksums')
+       current_setting('data_checksums'),
+       current_setting('server_version_num'),
+       current_setting('server_version')
 """
 
 
@@ -130,9 +144,19 @@ def postmaster_alive(data_dir):
         return False
 
 
+def read_pg_version(data_dir):
+    """The major that created the data directory (PG_VERSION), or None."""
+    try:
+        with open(os.path.join(data_dir, "PG_VERSION")) as handle:
+            return major_of(handle.read().strip())
+    except (IOError, OSError):
+        return None
+
+
 def read_files(data_dir):
     return dict(
         has_data=os.path.exists(os.path.join(data_dir, "PG_VERSION")),
+        major=read_pg_version(data_dir),
         standby_signal=os.path.exists(os.path.join(data_dir, "standby.signal")),
         system_identifier=read_system_identifier(os.path.join(data_dir, "global", "pg_control")),
         postmaster_alive=postmaster_alive(data_dir),
@@ -148,19 +172,22 @@ def read_server(params):
     except pgc.psycopg2.Error as err:
         return dict(running=False, error=str(err).strip().splitlines()[0] if str(err).strip() else "no answer")
     try:
-        in_recovery, user_objects, replicas, identifier, position, checksums = pgc.query(connection, STATE_SQL)[0]
+        (in_recovery, user_objects, replicas, identifier, position, checksums, version_num,
+         version) = pgc.query(connection, STATE_SQL)[0]
     finally:
         connection.close()
     return dict(running=True, error="", in_recovery=in_recovery, user_objects=int(user_objects),
                 streaming_replicas=int(replicas), system_identifier=identifier,
-                position=None if position is None else int(position), data_checksums=checksums)
+                position=None if position is None else int(position), data_checksums=checksums,
+                major=major_of(version_num), server_version=version)
 
 
 def main():
     spec = dict(data_dir=dict(type="path", required=True))
     spec.update(pgc.LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    state = dict(in_recovery=None, user_objects=None, streaming_replicas=None, position=None, data_checksums=None)
+    state = dict(in_recovery=None, user_objects=None, streaming_replicas=None, position=None, data_checksums=None,
+                 server_version=None)
     state.update(read_files(module.params["data_dir"]))
     state.update(read_server(module.params))
     module.exit_json(changed=False, **state)

@@ -187,3 +187,40 @@ def test_failover_rewound_the_dead_primary():
     record = drill_results("drill-failover")["drill"]
     assert record["rejoined"] == [record["old_primary"]]
     assert record["rewind_changed"] is True and any("Done!" in line for line in record["rewind_output"]), record
+
+
+# 4. The major upgrade (upgrade.yml): PostgreSQL 17 -> 18 through playbooks/pg_upgrade_major.yml under the writer.
+UPGRADE_TARGET = 18
+UPGRADE_MAX_WRITE_GAP_S = 60      # stop, pg_upgrade --link of a small cluster, start: about 15 s in the lab
+
+
+def test_upgrade_left_every_member_on_18_streaming_from_the_primary(lab_hosts, lab_ips):
+    primary = current_primary(lab_hosts)
+    for name in MEMBERS:
+        assert int(psql(lab_hosts[name], "SHOW server_version_num")) // 10000 == UPGRADE_TARGET, name
+        if name != primary:
+            assert psql(lab_hosts[name], "SELECT status || ' ' || sender_host FROM pg_stat_wal_receiver") == \
+                "streaming %s" % lab_ips[primary], name
+    # the old major's cluster is stopped and never starts at boot beside the new one
+    for name in MEMBERS:
+        assert lab_hosts[name].run("pg_lsclusters -h 17 main").stdout.split()[3].startswith("down"), name
+        assert lab_hosts[name].file("/etc/postgresql/17/main/start.conf").content_string.strip() == "manual"
+
+
+def test_upgrade_kept_every_acknowledged_row_on_every_member(lab_hosts, lab_ips):
+    results = drill_results("drill-upgrade")
+    summary, record, acked = results["writer"], results["drill"], set(results["acked"])
+    assert summary["acked"] == len(acked) > 0
+    # the writer wrote through the primary before and after the upgrade (the same host), nowhere else
+    assert summary["primaries_written"] == [lab_ips[record["old_primary"]]], (summary, record)
+    downtime = record["primary_started_at"] - record["primary_stopped_at"]
+    print("major upgrade: the primary took no writes for %.1f s; write gap %.2f s, %d acknowledged, %d failed commits"
+          % (downtime, summary["write_gap_seconds"], summary["acked"], summary["failed_commits"]))
+    assert 0 < downtime < UPGRADE_MAX_WRITE_GAP_S, record
+    assert 0 < summary["write_gap_seconds"] < UPGRADE_MAX_WRITE_GAP_S, summary
+    assert record["actions"] == {n: "upgrade_primary" if n == record["old_primary"] else "rebuild_replica"
+                                 for n in MEMBERS}, record
+    for name in MEMBERS:
+        wait_for(lambda n=name: not acked - stored_ids(lab_hosts[n]))
+        lacking = acked - stored_ids(lab_hosts[name])
+        assert not lacking, "%s lacks acknowledged rows %s after the upgrade" % (name, sorted(lacking)[:10])
