@@ -122,8 +122,8 @@ def plan(states, target="", max_lag=60):
                 name, replica.get("io_running"), replica.get("sql_running"),
                 "".join(": " + e for e in (replica.get("io_error"), replica.get("sql_error")) if e)))
         elif replica.get("lag") is None or int(replica["lag"]) > max_lag:
-            unhealthy.append("%s: lag %s s, limit %d s (mysql_switchover_max_lag)" % (name, replica.get("lag"),
-                                                                                       max_lag))
+            unhealthy.append("%s: lag %s s, limit %d s (mysql_switchover_max_lag)"
+                             % (name, replica.get("lag"), max_lag))
     if unhealthy:
         errors.append("replication is not healthy: %s" % "; ".join(unhealthy))
     if target:

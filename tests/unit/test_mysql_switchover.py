@@ -136,11 +136,10 @@ def test_converge_after_a_switchover_names_each_mismatch():
 
 
 def test_converge_limited_to_one_replica_still_sees_it_follows_another_host():
-    after = {"rep2": dict(replica("rep2", of="rep1"), replica=dict(replica("rep2")["replica"], source_uuid="x",
-                                                                  source_host="10.0.0.12"))}
+    elsewhere = dict(replica("rep2")["replica"], source_uuid="x", source_host="10.0.0.12")
+    after = {"rep2": dict(replica("rep2", of="rep1"), replica=elsewhere)}
     assert converge_conflicts(DECLARED, after, {"rep1": "10.0.0.12", "src": "10.0.0.11"}) == [
         "rep2: the inventory makes it a replica of src but it replicates from rep1"]
-
 
 
 class FakeSession:
