@@ -9,8 +9,9 @@ import time
 import pytest
 
 # A planned switchover stops writes for: the fence, the target's catch-up (already caught up under this load),
-# the promotion, and the writer's next try after a refused commit (0.2 s per server it tries).
-GAP_LIMIT = 10.0
+# the promotion, and the writer's next try after a refused commit (0.2 s per server it tries). Measured 3.5 s and
+# 2.0 s on a quiet machine, 9.2 s with four other test runs beside it: the bound leaves room for that.
+GAP_LIMIT = 15.0
 
 
 @pytest.fixture(scope="module")
