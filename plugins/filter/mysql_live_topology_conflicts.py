@@ -70,7 +70,9 @@ def mysql_live_topology_conflicts(dummy, hostvars, inventory_hosts, state_variab
         declared[host] = str(_get(hostvars, host, "percona_server_source") or "")
         addresses[host] = str(_get(hostvars, host, "percona_server_address") or "")
         result = _get(hostvars, host, state_variable)
-        if result and (result.get("state") or {}).get("running"):
+        state = (result or {}).get("state") or {}
+        # a server that could not be read (running, but without the driver the roles install) is not compared
+        if state.get("running") and state.get("read", True):
             states[host] = result["state"]
     return mysql_switchover.converge_conflicts(declared, states, addresses)
 

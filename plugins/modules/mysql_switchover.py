@@ -69,6 +69,8 @@ state:
     - This server's replication state before the step (C(running), C(server_uuid), C(read_only),
       C(super_read_only), C(gtid_executed), C(replica) or null, C(replicas) (UUIDs of replicas connected to it)).
     - C(running) is false, and nothing else is read, when no server socket exists on the host.
+    - C(read) is false, and nothing else is read, when a server runs but PyMySQL is not installed (step C(state)
+      only; the MySQL-family roles install it with the server, so such a server was not set up by them).
   returned: always
   type: dict
 gtid_executed:
@@ -209,6 +211,12 @@ def main():
             os.path.exists(p) for p in ([params["login_unix_socket"]] if params.get("login_unix_socket")
                                         else SOCKET_CANDIDATES)):
         result["reason"] = "no MySQL server socket on this host (not installed or not running)"
+        module.exit_json(**result)
+    if not HAS_PYMYSQL and params["step"] == "state":
+        # The MySQL-family roles install PyMySQL with the server: a server running without it (installed by
+        # hand) is not in a topology this collection built, so there is no switchover of ours to protect.
+        result.update(state={"running": True, "read": False},
+                      reason="a server runs here but PyMySQL is not installed (the role never ran here): not read")
         module.exit_json(**result)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))

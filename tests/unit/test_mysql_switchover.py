@@ -204,3 +204,22 @@ def test_a_replica_read_after_the_source_committed_more_is_not_errant():
     # read one after another under writes: the replica already applied src:101-105 the source was read without
     later = replica("rep1", gtid="aaaaaaaa-0000-0000-0000-000000000001:1-105")
     assert plan(cluster(rep1=later), "rep1")["errors"] == []
+
+
+def test_a_server_running_without_the_roles_driver_is_not_compared():
+    """A server installed by hand (running, no PyMySQL yet: the role installs it) was not built by the role, so
+    the live-topology check before the first change leaves it out instead of failing or guessing."""
+    from ansible_collections.dbops.clusters.plugins.filter.mysql_live_topology_conflicts import (
+        mysql_live_topology_conflicts)
+    hostvars = {"src": {"percona_server_live": {"state": {"running": True, "read": False}}},
+                "rep1": {"percona_server_source": "src",
+                         "percona_server_live": {"state": {"running": True, "read": False}}}}
+    assert mysql_live_topology_conflicts(None, hostvars, ["src", "rep1"], "percona_server_live") == []
+    # the same two servers read after a switchover to rep1: refused
+    hostvars["src"]["percona_server_live"] = {"state": {
+        "running": True, "server_uuid": "u-src", "replicas": [],
+        "replica": {"source_uuid": "u-rep1", "source_host": "10.0.0.12", "source_port": 3306}}}
+    hostvars["rep1"]["percona_server_live"] = {"state": {"running": True, "server_uuid": "u-rep1", "replica": None,
+                                                         "replicas": ["u-src"]}}
+    conflicts = mysql_live_topology_conflicts(None, hostvars, ["src", "rep1"], "percona_server_live")
+    assert conflicts and conflicts[0].startswith("src: the inventory makes it a source"), conflicts
