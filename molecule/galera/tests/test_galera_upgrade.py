@@ -94,7 +94,7 @@ def test_writes_went_on_with_few_failures(drill, upgrade):
 
 @pytest.mark.parametrize("node", NODES)
 def test_every_acknowledged_row_is_on_every_node(lab_hosts, sql, drill, node):
-    present = {int(row[0]) for row in sql(lab_hosts[node], "SELECT id FROM app.counter")}
+    present = {int(row[0]) for row in sql(lab_hosts[node], "SELECT id FROM app.upgrade_counter")}
     missing = sorted(drill["acked"] - present)
     assert not missing, "%s lacks %d acknowledged rows, first %s" % (node, len(missing), missing[:10])
 
