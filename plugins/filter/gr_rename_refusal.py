@@ -53,16 +53,9 @@ from ansible_collections.dbops.clusters.plugins.module_utils import group_replic
 
 
 def gr_rename_refusal(members, hostvars, group_name):
-    running = {}
-    for member in members:
-        try:
-            report = hostvars[member].get("group_replication_state_before")
-        except Exception:  # pylint: disable=broad-except  # a member without a report is not compared
-            report = None
-        state, dummy = group_replication.state_from_report(report)
-        if state is not None and state.get("running"):
-            running[member] = state.get("group_name") or ""
-    return group_replication.rename_refusal(running, group_name) or ""
+    running = group_replication.reported_states(members, hostvars)
+    names = dict((member, state.get("group_name") or "") for member, state in running.items())
+    return group_replication.rename_refusal(names, group_name) or ""
 
 
 class FilterModule(object):

@@ -55,16 +55,10 @@ from ansible_collections.dbops.clusters.plugins.module_utils import group_replic
 
 
 def gr_tls_mode_refusal(members, hostvars, ssl_mode):
-    running = {}
-    for member in members:
-        try:
-            report = hostvars[member].get("group_replication_state_before")
-        except Exception:  # pylint: disable=broad-except  # a member without a report is not compared
-            report = None
-        state, dummy = group_replication.state_from_report(report)
-        if state is not None and state.get("running") and state.get("member_state") in ("ONLINE", "RECOVERING"):
-            running[member] = state.get("ssl_mode") or "DISABLED"
-    return group_replication.tls_mode_refusal(running, ssl_mode) or ""
+    running = group_replication.reported_states(members, hostvars)
+    modes = dict((member, state.get("ssl_mode") or "DISABLED") for member, state in running.items()
+                 if state.get("member_state") in ("ONLINE", "RECOVERING"))
+    return group_replication.tls_mode_refusal(modes, ssl_mode) or ""
 
 
 class FilterModule(object):

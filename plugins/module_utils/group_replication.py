@@ -215,6 +215,21 @@ def tls_mode_refusal(running_modes, wanted):
             % (wanted, shown, TLS_MODE_PROCEDURE))
 
 
+def reported_states(members, hostvars, variable="group_replication_state_before"):
+    """{member: state} of the members whose registered report (`variable` in hostvars) says their server runs;
+    a member without a readable report is left out (the refusals built on this do not compare it)."""
+    states = {}
+    for member in members:
+        try:
+            report = hostvars[member].get(variable)
+        except Exception:  # pylint: disable=broad-except  # a member without a report is not compared
+            report = None
+        state, dummy = state_from_report(report)
+        if state is not None and state.get("running"):
+            states[member] = state
+    return states
+
+
 def state_from_report(report):
     """(state, None) from what a member reported, or (None, why it could not be read).
 
