@@ -1,0 +1,129 @@
+"""Backup and rebuild under writes (backup_drill.yml): the backup copied a member the writer does not use,
+desynced while it copied, to the backup host with its Galera position; g4 was rebuilt from it and rejoined
+with IST (read from its server log); every acknowledged row is on g4; one complete cluster."""
+import json
+import os
+import re
+
+import pytest
+
+NODES = ("g1", "g2", "g3", "g4", "g5")
+WRITER_RECORD = "drill-backup"
+BACKUP_DIR = "/var/backups/galera"
+RESTORE_SECONDS_BOUND = 240     # measured 60-140 s here (the nested playbook, its fact reads and the IST, on a shared 2-core host)
+SECRET = "molecule-backup-secret"
+
+
+@pytest.fixture(scope="module")
+def runs(drill):
+    with open(os.path.join(drill["dir"], "runs.json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@pytest.fixture(scope="module")
+def manifest(lab_hosts):
+    result = lab_hosts["gbk1"].run("cat %s/latest/dbops-backup.json", BACKUP_DIR)
+    assert result.rc == 0, "no backup on gbk1: %s" % result.stderr
+    return json.loads(result.stdout)
+
+
+def status(sql, host):
+    return dict(sql(host, "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'wsrep_%'"))
+
+
+def test_the_backup_ran_on_a_member_the_writer_does_not_use_desynced_around_the_copy(runs, manifest):
+    out = runs["backup"]["out"]
+    print("backup run: rc", runs["backup"]["rc"], "| member", manifest["member"], "| position",
+          manifest["galera_info"], "| %.1f s" % (manifest["finished"] - manifest["started"]))
+    assert runs["backup"]["rc"] == 0, out[-3000:]
+    assert manifest["member"] not in ("g1", ""), "the writer's member (g1) was copied"
+    desync = out.index("TASK [dbops.clusters.pxc_galera : Desync the member]")
+    stream = out.index("TASK [dbops.clusters.pxc_galera : Stream the backup to the backup host]")
+    resync = out.index("TASK [dbops.clusters.pxc_galera : Resync the member and wait until it is Synced again]")
+    assert desync < stream < resync
+    assert out[desync:stream].count("changed: [") == 1, "the member was not desynced before the copy"
+    assert out[resync:].split("TASK [")[1].count("changed: [") == 1, "the member was not resynced after it"
+    assert manifest["finished"] - manifest["started"] < 120
+    assert SECRET not in out
+
+
+def test_the_backup_on_the_backup_host_is_prepared_private_and_holds_the_clusters_position(lab_hosts, sql,
+                                                                                            manifest):
+    gbk1 = lab_hosts["gbk1"]
+    path = gbk1.run("readlink -f %s/latest", BACKUP_DIR).stdout.strip()
+    assert gbk1.file(path).mode == 0o700 and gbk1.file(path + "/dbops-backup.json").mode == 0o600
+    checkpoints = gbk1.file(path + "/mariadb_backup_checkpoints").content_string
+    assert re.search(r"backup_type\s*=\s*(full-prepared|log-applied)", checkpoints), checkpoints
+    uuid, seqno = re.split(r"[ ,]", manifest["galera_info"])[0].split(":")
+    assert gbk1.file(path + "/mariadb_backup_galera_info").content_string.strip() == manifest["galera_info"]
+    assert uuid == status(sql, lab_hosts["g1"])["wsrep_cluster_state_uuid"]
+    assert int(seqno) > 0
+
+
+def test_the_backup_account_has_only_what_mariadb_backup_needs(lab_hosts, sql, manifest):
+    grants = [row[0] for row in sql(lab_hosts["g1"], "SHOW GRANTS FOR 'dbops_backup'@'localhost'")]
+    print(grants)
+    assert len(grants) == 1
+    granted = grants[0].split(" ON ")[0].replace("GRANT ", "")
+    assert sorted(p.strip() for p in granted.split(",")) == ["BINLOG MONITOR", "LOCK TABLES", "PROCESS", "RELOAD", "SLAVE MONITOR"]
+    option_file = lab_hosts[manifest["member"]].file("/etc/mysql/dbops-backup.cnf")
+    assert (option_file.mode, option_file.user) == (0o600, "root")
+    assert status(sql, lab_hosts[manifest["member"]])["wsrep_local_state_comment"] == "Synced"
+    assert sql(lab_hosts[manifest["member"]], "SELECT @@wsrep_desync") == [["0"]]
+
+
+def test_check_mode_said_each_step_and_changed_nothing(runs):
+    out = runs["check"]["out"]
+    assert runs["check"]["rc"] == 0, out[-3000:]
+    assert "Would rebuild g4 from gbk1" in out
+    for step in ("1. stop mariadb on g4", "3. write grastate.dat at", "4. start it and wait until it is Synced"):
+        assert step in out, step
+    # Only the stop reports a change in check mode; the data directory, the copy and grastate.dat are not touched
+    # (their tasks are skipped and not even listed).
+    for task in ("Move the data directory aside", "Copy the backup into", "Write grastate.dat"):
+        if "TASK [dbops.clusters.pxc_galera : " + task in out:
+            body = out.split("TASK [dbops.clusters.pxc_galera : " + task)[1].split("TASK [")[0]
+            assert "changed: [" not in body, task
+    assert re.search(r"g1 +: ok=\d+ +changed=1 ", out), "check mode reported more than the stop as a change"
+
+
+def test_g4_was_rebuilt_and_rejoined_with_ist_not_sst(lab_hosts, runs, manifest):
+    took = runs["restore_ended"] - runs["restore_started"]
+    backup_seqno = int(re.split(r"[ ,]", manifest["galera_info"])[0].split(":")[1])
+    log = lab_hosts["g4"].run("journalctl -u mariadb --no-pager -o cat --since @%s",
+                              str(int(runs["restore_started"]))).stdout
+    transfer = [line for line in log.splitlines()
+                if re.search(r"Receiving IST:|IST received|xtrabackup_ist|SST received|State transfer", line)]
+    print("rebuild of g4: rc %s, %.1f s (bound %d s); backup at seqno %d; g4's server log:" % (
+        runs["restore"]["rc"], took, RESTORE_SECONDS_BOUND, backup_seqno))
+    print("\n".join(transfer[:12]))
+    assert runs["restore"]["rc"] == 0, runs["restore"]["out"][-3000:]
+    ist = re.search(r"Receiving IST: (\d+) writesets, seqnos (\d+)-(\d+)", log)
+    assert ist, "g4 received no IST"
+    # The write-sets g4 replayed begin right after the backup's position: its data came from the backup, the
+    # rest from a donor's gcache. A full SST would have installed the donor's position instead.
+    assert int(ist.group(2)) == backup_seqno + 1, ist.group(0)
+    assert int(ist.group(1)) > 50, "too few write-sets after the backup to judge"
+    # MariaDB's mariabackup method starts its SST script on every joiner; a donor serving IST sends it only a marker.
+    if "--role 'joiner'" in log:
+        assert "'xtrabackup_ist' received from donor" in log, "g4 received a full state transfer (SST)"
+    assert "caught up by IST" in runs["restore"]["out"]
+    assert took < RESTORE_SECONDS_BOUND
+
+
+def test_every_acknowledged_row_is_on_the_rebuilt_member(lab_hosts, sql, drill, runs):
+    rows = {int(row[0]) for row in sql(lab_hosts["g4"], "SELECT id FROM app.backup_drill")}
+    after_backup = {i for i in drill["acked"] if i > runs["acked_at_backup_end"]}
+    print("writer:", drill["summary"], "| acknowledged after the backup ended:", len(after_backup))
+    assert len(drill["acked"]) > 200 and len(after_backup) > 50, "too few writes to judge"
+    missing = sorted(drill["acked"] - rows)
+    assert not missing, "acknowledged but missing on g4: %s" % missing[:20]
+    assert drill["summary"]["failed_commits"] <= 2, drill["summary"]["failures"]
+
+
+@pytest.mark.parametrize("node", NODES)
+def test_one_complete_synced_cluster_after_the_rebuild(lab_hosts, sql, node):
+    wsrep = status(sql, lab_hosts[node])
+    assert (wsrep["wsrep_local_state_comment"], wsrep["wsrep_cluster_status"], wsrep["wsrep_cluster_size"]) == \
+        ("Synced", "Primary", "5")
+    assert wsrep["wsrep_cluster_state_uuid"] == status(sql, lab_hosts["g1"])["wsrep_cluster_state_uuid"]

@@ -1,0 +1,161 @@
+"""The Galera backup's choice of member, the rebuild's refusals, and the position kept with a backup."""
+import pytest
+
+from ansible_collections.dbops.clusters.plugins.module_utils import galera_backup
+
+MEMBERS = ["g1", "g2", "g3", "g4", "g5"]
+UUID = "f3fce748-e5f3-11f1-9b48-23d4b883f3ea"
+
+
+def synced(size=5):
+    return {"local_state_comment": "Synced", "cluster_status": "Primary", "cluster_size": size}
+
+
+def all_synced():
+    return dict((name, synced()) for name in MEMBERS)
+
+
+def test_the_backup_copies_the_last_member_the_writer_does_not_use():
+    assert galera_backup.backup_member(all_synced(), MEMBERS, ["g1"]) == "g5"
+    assert galera_backup.backup_member(all_synced(), MEMBERS, ["g4", "g5"]) == "g3"
+
+
+def test_a_requested_member_is_copied_unless_the_writer_uses_it():
+    assert galera_backup.backup_member(all_synced(), MEMBERS, ["g1"], "g3") == "g3"
+    with pytest.raises(galera_backup.BackupRefused, match="g1 is used by the writer"):
+        galera_backup.backup_member(all_synced(), MEMBERS, ["g1"], "g1")
+
+
+@pytest.mark.parametrize("broken, said", [
+    ({"g3": None}, "g3 is not running"),
+    ({"g2": {"local_state_comment": "Donor/Desynced", "cluster_status": "Primary", "cluster_size": 5}},
+     "g2 is Donor/Desynced, Primary of 5"),
+    ({"g4": synced(4)}, "g4 is Synced, Primary of 4"),
+])
+def test_the_backup_is_refused_unless_every_member_is_synced_in_one_component(broken, said):
+    states = all_synced()
+    states.update(broken)
+    with pytest.raises(galera_backup.BackupRefused, match="not complete and Synced") as err:
+        galera_backup.backup_member(states, MEMBERS, ["g1"])
+    assert said in str(err.value)
+
+
+def test_the_backup_names_what_is_not_a_member_and_refuses_when_all_are_avoided():
+    with pytest.raises(galera_backup.BackupRefused, match="g9 not among the members"):
+        galera_backup.backup_member(all_synced(), MEMBERS, ["g9"])
+    with pytest.raises(galera_backup.BackupRefused, match="every member is in pxc_galera_backup_avoid"):
+        galera_backup.backup_member(all_synced(), MEMBERS, MEMBERS)
+
+
+def test_a_member_may_be_rebuilt_while_the_others_keep_a_majority():
+    assert galera_backup.restore_refusal(all_synced(), MEMBERS, "g4") == ""
+    # already down: the other four are a majority of five
+    states = dict((name, synced(4)) for name in MEMBERS)
+    states["g4"] = None
+    assert galera_backup.restore_refusal(states, MEMBERS, "g4") == ""
+
+
+def test_the_rebuild_is_refused_when_it_would_lose_quorum():
+    states = {"g1": synced(3), "g2": synced(3), "g3": synced(3), "g4": None, "g5": None}
+    refusal = galera_backup.restore_refusal(states, MEMBERS, "g3")
+    assert "leave 2 of 5 members" in refusal and "quorum" in refusal
+
+
+def test_the_rebuild_is_refused_for_the_last_synced_member():
+    states = {"g1": synced(1), "g2": None, "g3": None, "g4": None, "g5": None}
+    assert "g1 is the last Synced member" in galera_backup.restore_refusal(states, MEMBERS, "g1")
+    assert "not a member" in galera_backup.restore_refusal(all_synced(), MEMBERS, "g9")
+
+
+@pytest.mark.parametrize("text, seqno, gtid", [
+    (UUID + ":1234\n", 1234, ""),
+    (UUID.upper() + ":7,0-1-7", 7, "0-1-7"),
+    (UUID + ":11 0", 11, "0"),
+])
+def test_the_backups_position_is_read_from_mariadb_backup_galera_info(text, seqno, gtid):
+    position = galera_backup.parse_galera_info(text)
+    assert position == {"uuid": UUID, "seqno": seqno, "gtid": gtid}
+    grastate = galera_backup.grastate_text(position)
+    assert "uuid:    %s\n" % UUID in grastate and "seqno:   %d\n" % seqno in grastate
+    assert "safe_to_bootstrap: 0" in grastate
+
+
+@pytest.mark.parametrize("text", ["", "garbage", UUID + ":-1", "00000000-0000:3"])
+def test_a_backup_without_a_position_is_refused(text):
+    with pytest.raises(galera_backup.BackupRefused, match="holds no Galera position"):
+        galera_backup.parse_galera_info(text)
+
+
+class FakeSession:
+    """A member whose wsrep_desync and state the module reads and sets; it is Synced again after `lag` reads."""
+
+    def __init__(self, desync="OFF", state="Synced", lag=0, check_mode=False):
+        self.desync, self.state, self.lag, self.check_mode, self.executed = desync, state, lag, check_mode, []
+
+    def variables(self, names):
+        return {"wsrep_desync": self.desync}
+
+    def fetch(self, query, args=None):
+        if self.desync == "OFF" and self.state != "Synced":
+            self.lag -= 1
+            if self.lag <= 0:
+                self.state = "Synced"
+        return [{"Variable_name": "wsrep_local_state_comment", "Value": self.state}]
+
+    def execute(self, query, args=None):
+        self.executed.append(query)
+        if not self.check_mode:
+            self.desync = query.split("= ")[1]
+            self.state = "Donor/Desynced" if self.desync == "ON" else self.state
+
+    def close(self):
+        pass
+
+
+def run_desync(monkeypatch, capsys, session, args, check_mode=False):
+    import json
+    from ansible.module_utils.testing import patch_module_args
+    from ansible_collections.dbops.clusters.plugins.modules import galera_desync
+    monkeypatch.setattr(galera_desync, "connect", lambda params: None)
+    monkeypatch.setattr(galera_desync, "Session", lambda connection, check_mode=False: session)
+    monkeypatch.setattr(galera_desync.time, "sleep", lambda seconds: None)
+    with patch_module_args(dict(args, _ansible_check_mode=check_mode)):
+        with pytest.raises(SystemExit):
+            galera_desync.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_desync_sets_the_variable_once_and_says_so(monkeypatch, capsys):
+    session = FakeSession()
+    result = run_desync(monkeypatch, capsys, session, {"desynced": True})
+    assert (result["changed"], result["before"], result["after"]) == (True, "OFF", "ON")
+    assert session.executed == ["SET GLOBAL wsrep_desync = ON"]
+    again = run_desync(monkeypatch, capsys, session, {"desynced": True})
+    assert again["changed"] is False and len(session.executed) == 1
+
+
+def test_resync_waits_until_the_member_is_synced_again(monkeypatch, capsys):
+    session = FakeSession(desync="ON", state="Donor/Desynced", lag=3)
+    result = run_desync(monkeypatch, capsys, session, {"desynced": False})
+    assert (result["changed"], result["after"], result["state"]) == (True, "OFF", "Synced")
+
+
+def test_resync_fails_when_the_member_never_syncs(monkeypatch, capsys):
+    session = FakeSession(desync="ON", state="Donor/Desynced", lag=10 ** 9)
+    result = run_desync(monkeypatch, capsys, session, {"desynced": False, "timeout": 0})
+    assert result["failed"] and "not Synced" in result["msg"]
+
+
+def test_check_mode_predicts_and_sets_nothing(monkeypatch, capsys):
+    session = FakeSession(check_mode=True)
+    result = run_desync(monkeypatch, capsys, session, {"desynced": True}, check_mode=True)
+    assert (result["changed"], result["after"], session.desync) == (True, "ON", "OFF")
+
+
+def test_the_restore_plan_refuses_a_backup_of_another_cluster_and_writes_grastate_otherwise():
+    from ansible_collections.dbops.clusters.plugins.filter.galera_restore_plan import galera_restore_plan
+    plan = galera_restore_plan(all_synced(), MEMBERS, "g4", UUID + ":11 0", UUID)
+    assert plan["refusal"] == "" and plan["position"]["seqno"] == 11 and "seqno:   11" in plan["grastate"]
+    other = galera_restore_plan(all_synced(), MEMBERS, "g4", UUID + ":11 0", "0" * 8 + UUID[8:])
+    assert "taken from cluster %s" % UUID in other["refusal"]
+    assert "no Galera position" in galera_restore_plan(all_synced(), MEMBERS, "g4", "", UUID)["refusal"]
