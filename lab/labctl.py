@@ -15,6 +15,7 @@ playbooks drive this same code.
 """
 import argparse
 import concurrent.futures
+import fcntl
 import glob
 import hashlib
 import ipaddress
@@ -22,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -37,7 +37,22 @@ LABEL = "dbops.lab"
 # NET_ADMIN/NET_RAW for keepalived, nft and failure drills; SYS_ADMIN because units with BindPaths
 # (haproxy's, for one) fail with 226/NAMESPACE without it.
 CAPABILITIES = ("NET_ADMIN", "NET_RAW", "SYS_ADMIN")
-PODMAN_SOCKET = "unix:///run/podman/podman.sock"
+# Ansible reaches the hosts over SSH with one persistent master connection per host: a task is then a session on
+# an open connection (about 20 ms here) where a podman exec took about 0.3 s, most of it podman's own work. The
+# lab key is this machine's (made once), every host accepts it for root only (mounted read-only as
+# /etc/ssh/lab_authorized_keys), and the hosts' own keys, made at their first boot, are read through podman
+# into known_hosts before Ansible connects, so the controller checks every host's identity.
+# The masters are named by the host's address: a host created again gets a new master, never its old one's.
+# .config/molecule/config.yml (ssh_connection.ssh_args) carries the same options (tests/unit/test_labctl.py).
+# They are ssh_args, not ssh_common_args: ssh takes an option's first value, and Ansible puts ssh_args first.
+SSH_DIR = os.path.expanduser("~/.cache/dbops-lab/ssh")   # as SSH_OPTIONS spell it
+SSH_KEY = os.path.join(SSH_DIR, "id_ed25519")
+SSH_KNOWN_HOSTS = os.path.join(SSH_DIR, "known_hosts")
+SSH_CONTROL_DIR = os.path.join(SSH_DIR, "cp")
+SSH_OPTIONS = ("-o IdentityFile=~/.cache/dbops-lab/ssh/id_ed25519 -o IdentitiesOnly=yes"
+               " -o UserKnownHostsFile=~/.cache/dbops-lab/ssh/known_hosts -o StrictHostKeyChecking=yes"
+               " -o ControlMaster=auto -o ControlPersist=900s -o ControlPath=~/.cache/dbops-lab/ssh/cp/%h"
+               " -o ServerAliveInterval=5 -o ServerAliveCountMax=6 -o ConnectTimeout=30 -o LogLevel=ERROR")
 
 
 class LabError(Exception):
@@ -202,6 +217,53 @@ def container_name(topo, host):
     return f"{topo['name']}-{host['name']}"
 
 
+def lab_ssh_key():
+    """The path of this machine's lab key, made on first use (one writer at a time: labs start side by side)."""
+    for directory in (SSH_DIR, SSH_CONTROL_DIR):
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    with open(os.path.join(SSH_DIR, ".lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(SSH_KEY + ".pub"):
+            for path in (SSH_KEY, SSH_KEY + ".pub"):
+                if os.path.exists(path):
+                    os.remove(path)
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dbops-lab", "-f", SSH_KEY],
+                           check=True, stdin=subprocess.DEVNULL)
+    return SSH_KEY
+
+
+def close_ssh_masters(addresses):
+    """End the persistent SSH connections to these addresses (their hosts were created again or removed)."""
+    for address in addresses:
+        control = os.path.join(SSH_CONTROL_DIR, address)
+        if os.path.exists(control):
+            subprocess.run(["ssh", "-o", f"ControlPath={control}", "-O", "exit", f"root@{address}"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            if os.path.exists(control):
+                os.remove(control)
+
+
+def trust_host_keys(topo):
+    """Write each host's own SSH host key into the lab's known_hosts under its address (read through podman,
+    which reaches the container itself, so no key is taken from the network on trust)."""
+    lab_ssh_key()
+    names = {container_name(topo, h): h["ip"] for h in topo["hosts"]}
+    keys = podman_exec_each(sorted(names), "cat", "/etc/ssh/ssh_host_ed25519_key.pub")
+    missing = sorted(name for name, key in keys.items() if not key.startswith("ssh-ed25519 "))
+    if missing:
+        raise LabError(f"no SSH host key in: {', '.join(missing)} (is ssh.service running there?)")
+    with open(os.path.join(SSH_DIR, ".lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        kept = []
+        if os.path.exists(SSH_KNOWN_HOSTS):
+            with open(SSH_KNOWN_HOSTS, encoding="utf-8") as handle:
+                kept = [line for line in handle if line.split(" ", 1)[0] not in names.values()]
+        lines = kept + [f"{names[name]} {' '.join(keys[name].split()[:2])}\n" for name in sorted(names)]
+        with open(SSH_KNOWN_HOSTS + ".new", "w", encoding="utf-8") as handle:
+            handle.writelines(lines)
+        os.replace(SSH_KNOWN_HOSTS + ".new", SSH_KNOWN_HOSTS)
+
+
 def container_states(topo):
     out = podman("ps", "-a", "--filter", f"label={LABEL}={topo['name']}", "--format", "json").stdout
     return {c["Names"][0]: c["State"] for c in json.loads(out or "[]")}
@@ -234,7 +296,8 @@ def run_host(topo, host):
     args = ["run", "-d", "--name", container_name(topo, host), "--hostname", host["name"],
             "--label", f"{LABEL}={topo['name']}", "--network", topo["network"]["name"],
             "--ip", host["ip"], "--network-alias", host["name"], "--systemd", "always",
-            "--stop-signal", "SIGRTMIN+3", "--tmpfs", "/tmp"]
+            "--stop-signal", "SIGRTMIN+3", "--tmpfs", "/tmp",
+            "--volume", f"{lab_ssh_key()}.pub:/etc/ssh/lab_authorized_keys:ro"]
     for cap in CAPABILITIES:
         args += ["--cap-add", cap]
     if host.get("memory_mb"):
@@ -272,28 +335,10 @@ def wait_for_systemd(topo, timeout=120):
     return states
 
 
-def docker_api_version(socket_path=PODMAN_SOCKET[len("unix://"):], timeout=30):
-    """The Docker API version podman's socket speaks, asked once here. Without it in the inventory the
-    docker_api connection asks /version before every task on every host, and podman takes about 0.5 s of
-    CPU to answer (it runs its runtimes to report their versions): half of a lab task's time. None when
-    the socket does not answer (the connection then asks as before)."""
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout)
-            conn.connect(socket_path)
-            conn.sendall(b"GET /version HTTP/1.0\r\nHost: podman\r\n\r\n")
-            reply = b""
-            while chunk := conn.recv(65536):
-                reply += chunk
-        return str(json.loads(reply.split(b"\r\n\r\n", 1)[1])["ApiVersion"])
-    except (OSError, ValueError, KeyError, IndexError):
-        return None
-
-
 def inventory(topo):
     # A host with a memory limit declares it to the roles that size servers (its own vars may still say
     # otherwise, on purpose).
-    hosts = {h["name"]: {"ansible_host": container_name(topo, h), "lab_ip": h["ip"],
+    hosts = {h["name"]: {"ansible_host": h["ip"], "lab_ip": h["ip"], "lab_container": container_name(topo, h),
                          **({"dbops_memory_limit_mb": h["memory_mb"]} if h.get("memory_mb") else {}), **h["vars"]}
              for h in topo["hosts"]}
     children = {}
@@ -309,12 +354,8 @@ def inventory(topo):
             {var: find_package_file(pattern) for var, pattern in files.items()})
     return {"all": {
         "vars": {
-            "ansible_connection": "community.docker.docker_api",
-            "ansible_docker_docker_host": PODMAN_SOCKET,
-            # The connection's API timeout defaults to 10 s; a busy podman service on 2 cores exceeds it
-            # and hosts turn UNREACHABLE in the middle of a run.
-            "ansible_docker_timeout": 60,
-            **({"ansible_docker_api_version": topo["docker_api_version"]} if topo.get("docker_api_version") else {}),
+            "ansible_connection": "ssh",
+            "ansible_ssh_args": SSH_OPTIONS,
             "ansible_user": "root",
             "ansible_python_interpreter": "/usr/bin/python3",
             **({"lab_profile": topo["profile"]} if topo["profile"] else {}),
@@ -345,6 +386,7 @@ def cmd_up(topo, _args):
         name = container_name(topo, host)
         if name not in states:
             forget_facts(topo, host["name"])
+            close_ssh_masters([host["ip"]])
             run_host(topo, host)
             changed.append(f"created {name}")
             continue
@@ -358,7 +400,7 @@ def cmd_up(topo, _args):
             podman("start", name)
             changed.append(f"started {name}")
     wait_for_systemd(topo)
-    topo["docker_api_version"] = docker_api_version()
+    trust_host_keys(topo)
     write_inventory(topo)
     print("==> " + ("; ".join(changed) if changed else "lab already up, nothing changed")
           + (f" (profile {topo['profile']})" if topo["profile"] else ""))
@@ -374,6 +416,7 @@ def cmd_down(topo, _args):
     names = sorted(container_states(topo))
     if names:
         podman("rm", "-f", "-v", "-t", "5", *names)
+    close_ssh_masters(h["ip"] for h in topo["hosts"])
     for volume in podman("volume", "ls", "-q", "--filter", f"label={LABEL}={topo['name']}").stdout.split():
         podman("volume", "rm", "-f", volume)
     net = topo["network"]["name"]

@@ -2,7 +2,7 @@
 
 Hosts are reached with testinfra's podman:// backend (one `podman exec` per check) rather than through
 Ansible, which made each check an Ansible run. The instance config written by molecule/_shared/create.yml
-maps molecule's instance names to container names and addresses. The collection's own module_utils are
+maps molecule's instance names to container names (`container`) and addresses (`address`, `ip`). The collection's own module_utils are
 importable (ansible_collections.dbops.clusters...) so tests compare values the way the modules do.
 """
 import json
@@ -24,7 +24,7 @@ def _instances():
 @pytest.fixture(scope="session")
 def lab_hosts():
     """{instance name: testinfra host} for every host of the scenario."""
-    return {i["instance"]: testinfra.get_host("podman://" + i["address"]) for i in _instances()}
+    return {i["instance"]: testinfra.get_host("podman://" + i["container"]) for i in _instances()}
 
 
 @pytest.fixture(scope="session")

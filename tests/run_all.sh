@@ -35,7 +35,7 @@ transport_flakes=lab/transport-flakes.txt
 # Where a scenario's time goes: molecule's action lines ("➜ converge: Executing" / "Executed") get the second
 # they were printed, action_times sums each action from them for the summary, and profile_tasks puts each
 # task's time in the scenario's log (the package installs, the drills).
-export ANSIBLE_CALLBACKS_ENABLED=dbops_preload_connection,ansible.posix.profile_tasks
+export ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks
 stamp_actions() {
     local line
     while IFS= read -r line; do

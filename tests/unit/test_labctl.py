@@ -187,33 +187,48 @@ def test_a_failed_lane_is_reported_with_its_log_tail(tmp_path):
     assert "galera: exit 2" in out.getvalue() and "PLAY RECAP" in out.getvalue()
 
 
-def test_docker_api_version_is_asked_once_and_written_into_the_inventory(tmp_path):
-    path = str(tmp_path / "api.sock")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(path)
-    server.listen(1)
-
-    def answer():
-        conn, _address = server.accept()
-        conn.recv(4096)
-        conn.sendall(b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"ApiVersion": "1.41"}')
-        conn.close()
-
-    thread = threading.Thread(target=answer)
-    thread.start()
-    assert labctl.docker_api_version(path, timeout=5) == "1.41"
-    thread.join()
-    server.close()
-    assert labctl.docker_api_version(str(tmp_path / "none.sock")) is None
+def test_ansible_reaches_the_hosts_over_ssh_by_address_with_the_options_molecule_uses(tmp_path):
     topo = labctl.load_topology(write_topology(tmp_path), "")
-    assert "ansible_docker_api_version" not in labctl.inventory(topo)["all"]["vars"]
-    topo["docker_api_version"] = "1.41"
-    assert labctl.inventory(topo)["all"]["vars"]["ansible_docker_api_version"] == "1.41"
+    inventory = labctl.inventory(topo)
+    assert inventory["all"]["vars"]["ansible_connection"] == "ssh"
+    assert inventory["all"]["vars"]["ansible_ssh_args"] == labctl.SSH_OPTIONS
+    for host in topo["hosts"]:
+        values = inventory["all"]["hosts"][host["name"]]
+        assert values["ansible_host"] == values["lab_ip"] == host["ip"]
+        assert values["lab_container"] == labctl.container_name(topo, host)
+    config = yaml.safe_load(open(os.path.join(ROOT, ".config", "molecule", "config.yml"), encoding="utf-8"))
+    assert config["provisioner"]["config_options"]["ssh_connection"]["ssh_args"] == labctl.SSH_OPTIONS
+    # the host's identity is checked against the key read through podman, never taken on first use
+    assert "StrictHostKeyChecking=yes" in labctl.SSH_OPTIONS and "%h" in labctl.SSH_OPTIONS
+    assert labctl.SSH_DIR == os.path.expanduser("~/.cache/dbops-lab/ssh")
+
+
+def test_host_keys_read_through_podman_replace_only_this_labs_addresses(tmp_path, monkeypatch):
+    monkeypatch.setattr(labctl, "SSH_DIR", str(tmp_path))
+    monkeypatch.setattr(labctl, "SSH_KNOWN_HOSTS", str(tmp_path / "known_hosts"))
+    monkeypatch.setattr(labctl, "SSH_KEY", str(tmp_path / "id_ed25519"))
+    monkeypatch.setattr(labctl, "SSH_CONTROL_DIR", str(tmp_path / "cp"))
+    (tmp_path / "known_hosts").write_text("10.9.9.9 ssh-ed25519 OTHERLAB\n10.1.2.1 ssh-ed25519 OLDKEY\n")
+    topo = labctl.load_topology(write_topology(tmp_path), "")
+    names = {labctl.container_name(topo, h): h["ip"] for h in topo["hosts"]}
+    monkeypatch.setattr(labctl, "podman_exec_each", lambda containers, *argv: {
+        name: "ssh-ed25519 KEY-%s root@%s\n" % (names[name], name) for name in containers})
+    labctl.trust_host_keys(topo)
+    lines = (tmp_path / "known_hosts").read_text().splitlines()
+    assert "10.9.9.9 ssh-ed25519 OTHERLAB" in lines and not any("OLDKEY" in line for line in lines)
+    for address in names.values():
+        assert "%s ssh-ed25519 KEY-%s" % (address, address) in lines
+    monkeypatch.setattr(labctl, "podman_exec_each", lambda containers, *argv: {name: "" for name in containers})
+    with pytest.raises(labctl.LabError, match="no SSH host key in"):
+        labctl.trust_host_keys(topo)
+    # the lab key is made once, private to its owner
+    assert oct((tmp_path / "id_ed25519").stat().st_mode & 0o777) == "0o600"
 
 
 def test_memory_limit_is_optional_passed_to_podman_and_declared_to_the_roles(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(labctl, "podman", lambda *args, **_kw: calls.append(args))
+    monkeypatch.setattr(labctl, "lab_ssh_key", lambda: "/keys/lab")
     path = write_topology(tmp_path, hosts=[{"name": "a", "ip": "10.1.2.1", "groups": ["one"], "memory_mb": 2048},
                                            {"name": "b", "ip": "10.1.2.2", "groups": ["two"]}])
     topo = labctl.load_topology(path, "")
@@ -223,6 +238,8 @@ def test_memory_limit_is_optional_passed_to_podman_and_declared_to_the_roles(tmp
     assert limited[limited.index("--memory") + 1] == "2048m"
     assert limited[limited.index("--memory-swap") + 1] == "2048m", "no swap beyond the limit"
     assert "--memory" not in unlimited and "--memory-swap" not in unlimited, "no limit unless declared"
+    # every host accepts the lab key, read-only
+    assert "/keys/lab.pub:/etc/ssh/lab_authorized_keys:ro" in unlimited
     hosts = labctl.inventory(topo)["all"]["hosts"]
     assert hosts["a"]["dbops_memory_limit_mb"] == 2048
     assert "dbops_memory_limit_mb" not in hosts["b"]
