@@ -72,13 +72,18 @@ def test_six_rules_hold(catalogue, name, allowed):
     assert catalogue[name]["setting"] in allowed
 
 
-def test_archive_receives_wal(pg1):
+def test_archive_receives_wal(pg1, lab_hosts):
+    """pg1 archives to the pgBackRest stanza: the last segment it archived is in bk1's repository, encrypted."""
     archived = pg1.run("runuser -u postgres -- psql -X -At -c %s",
                        "SELECT archived_count, last_archived_wal, last_failed_time < last_archived_time "
                        "OR last_failed_time IS NULL FROM pg_stat_archiver")
     count, last, healthy = archived.stdout.strip().split("|")
     assert int(count) > 0 and healthy == "t"
-    assert pg1.file("/var/lib/postgresql/wal_archive/" + last).size == 16 * 1024 * 1024
+    found = lab_hosts["bk1"].run("ls /var/lib/pgbackrest/archive/main/17-1/%s/" % last[:16])
+    names = [name for name in found.stdout.split() if name.startswith(last + "-")]
+    assert len(names) == 1, found.stdout
+    head = lab_hosts["bk1"].run("head -c 8 /var/lib/pgbackrest/archive/main/17-1/%s/%s" % (last[:16], names[0]))
+    assert head.stdout == "Salted__"   # openssl's header of an aes-256-cbc file: the repository is encrypted
 
 
 def test_configuration_file_explains_every_setting(pg1):

@@ -1,0 +1,102 @@
+"""The point-in-time restore drill (side_effect's pitr.yml): the rows on pgr1 after the restore to the target,
+against what the writer on pg1 logged (id, when it sent the INSERT, when it was acknowledged)."""
+import json
+import os
+
+import pytest
+
+DRILL = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "pitr")
+
+
+@pytest.fixture(scope="module")
+def drill():
+    with open(os.path.join(DRILL, "drill.json"), encoding="utf-8") as handle:
+        record = json.load(handle)
+    with open(os.path.join(DRILL, "acks.log"), encoding="utf-8") as handle:
+        record["acks"] = [(int(i), float(s), float(a)) for i, s, a in (line.split() for line in handle if line.strip())]
+    return record
+
+
+@pytest.fixture(scope="module")
+def restored(lab_hosts):
+    result = lab_hosts["pgr1"].run("runuser -u postgres -- psql -X -At -d app -c %s", "SELECT id FROM pitr_acks")
+    assert result.rc == 0, result.stderr
+    return {int(line) for line in result.stdout.split()}
+
+
+def split(drill):
+    target = drill["target_epoch"]
+    before = {i for i, sent, acked in drill["acks"] if acked < target}
+    after = {i for i, sent, acked in drill["acks"] if sent > target}
+    in_flight = {i for i, sent, acked in drill["acks"]} - before - after
+    return before, after, in_flight
+
+
+def test_the_drill_wrote_on_both_sides_of_the_target(drill):
+    before, after, in_flight = split(drill)
+    # at ~30 commits a second for 2 s on each side, and more before the backup: not a vacuous comparison
+    assert len(before) >= 30 and len(after) >= 30, (len(before), len(after))
+    assert len(in_flight) <= 1
+
+
+def test_every_row_acknowledged_before_the_target_is_restored(drill, restored):
+    before, _, _ = split(drill)
+    missing = sorted(before - restored)
+    assert not missing, "acknowledged before the target, missing on pgr1: %s" % missing[:20]
+
+
+def test_no_row_sent_after_the_target_is_restored(drill, restored):
+    _, after, _ = split(drill)
+    present = sorted(after & restored)
+    assert not present, "sent after the target, present on pgr1: %s" % present[:20]
+
+
+def test_nothing_but_acknowledged_rows(drill, restored):
+    logged = {i for i, _, _ in drill["acks"]}
+    # ids below this run's first come from an earlier run of the drill on the same table
+    assert {i for i in restored if i >= min(logged)} <= logged
+
+
+def test_rpo_and_restore_time(drill, restored):
+    acked_at = {i: acked for i, _, acked in drill["acks"]}
+    newest_restored = max(restored & set(acked_at))
+    newest = max(acked_at)
+    rpo = acked_at[newest] - acked_at[newest_restored]
+    short_of_target = drill["target_epoch"] - acked_at[newest_restored]
+    restore_seconds = float(drill["restore"]["seconds"])
+    print("RPO: restored up to id %d (acknowledged %.3f s before the target); newest acknowledged id %d, "
+          "%.2f s later; restore took %.1f s; full backup %s took %s s"
+          % (newest_restored, short_of_target, newest, rpo, restore_seconds, drill["backup"]["label"],
+             drill["backup"]["seconds"]))
+    # the restore reached the target: its newest row is the last one acknowledged before it, or the one in
+    # flight at it (committed before the target, acknowledged just after), not one seconds earlier
+    before, _, in_flight = split(drill)
+    assert newest_restored in {max(before)} | in_flight
+    assert -1.0 < short_of_target < 1.0
+    # what the restore lacks is what the writer committed after the target: 2 s, the WAL switch and its archiving
+    assert 2.0 <= rpo < 30.0
+    assert 0 < restore_seconds < 120
+
+
+def test_backup_was_a_full_backup_of_the_stanza(drill):
+    assert drill["backup"]["type"] == "full"
+    assert 0 <= int(drill["backup"]["seconds"]) < 60
+    assert int(drill["backup"]["database_bytes"]) > 10 * 1024 * 1024
+
+
+def test_restored_server_is_a_primary_that_does_not_archive(lab_hosts):
+    result = lab_hosts["pgr1"].run("runuser -u postgres -- psql -X -At -c %s",
+                                   "SELECT pg_is_in_recovery(), current_setting('archive_mode')")
+    assert result.stdout.strip() == "f|off"
+
+
+def test_repository_is_encrypted_and_its_secret_file_is_private(lab_hosts):
+    bk1 = lab_hosts["bk1"]
+    info = json.loads(bk1.run("runuser -u postgres -- pgbackrest --stanza=main --output=json info").stdout)
+    assert info[0]["cipher"] == "aes-256-cbc" and info[0]["status"]["code"] == 0
+    conf = bk1.file("/etc/pgbackrest.conf")
+    assert (conf.user, conf.group, conf.mode) == ("postgres", "postgres", 0o600)
+    key = bk1.file("/etc/pgbackrest/tls/host.key")
+    assert (key.user, key.mode) == ("postgres", 0o600)
+    assert lab_hosts["pg1"].file("/etc/pgbackrest.conf").mode == 0o640
+    assert "cipher-pass" not in lab_hosts["pg1"].file("/etc/pgbackrest.conf").content_string
