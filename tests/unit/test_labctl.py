@@ -4,8 +4,6 @@ import hashlib
 import importlib.util
 import io
 import os
-import socket
-import threading
 
 import pytest
 import yaml
