@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the lab base image locally (no registry is reachable): a debootstrapped Debian trixie rootfs with
-# systemd as PID 1 and python3, Debian sid pinned low for MySQL only, the lab's DB packages pre-downloaded
-# into the apt cache. Skipped when an image built from the same recipe already exists.
+# systemd as PID 1, python3 and the modules' drivers, Debian sid pinned low for MySQL only, the lab's DB packages
+# pre-downloaded into the apt cache, a compile cache for Ansible's module payloads. Skipped when an image built from
+# the same recipe already exists.
 #
 # Usage: lab/image/build.sh [--force]      Env: LAB_IMAGE (default localhost/dbops-lab:trixie),
 #                                               LAB_MIRROR (default: the Debian mirror this host's apt uses)
@@ -10,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 
 image=${LAB_IMAGE:-localhost/dbops-lab:trixie}
-recipe=$(cat "$here/build.sh" "$here"/packages-*.txt | sha256sum | cut -c1-16)
+recipe=$(cat "$here/build.sh" "$here"/packages-*.txt "$here"/*.py | sha256sum | cut -c1-16)
 
 if [[ ${1:-} != --force ]] && podman image exists "$image" \
    && [[ $(podman image inspect "$image" --format '{{index .Labels "dbops.recipe"}}') == "$recipe" ]]; then
@@ -110,6 +111,15 @@ MaxSessions 64
 MaxStartups 64:30:128
 SSHD
 
+step "speeding up what every converge repeats: module runs and package installs"
+# Every Ansible module run compiles ansible.module_utils from its zip payload (about 0.25 s of CPU, most of a
+# lab host's CPU in a converge); the hook keeps the compiled code (see the file). dpkg skips fsync: a lab host
+# that crashes is created again, never repaired.
+install -m 0644 "$here/dbops_lab_zipimport_cache.py" "$rootfs/usr/lib/python3/dist-packages/"
+echo "import dbops_lab_zipimport_cache" > "$rootfs/usr/lib/python3/dist-packages/dbops_lab_zipimport_cache.pth"
+install -d -m 0755 "$rootfs/var/cache/dbops-lab/zipimport"
+echo force-unsafe-io > "$rootfs/etc/dpkg/dpkg.cfg.d/lab-unsafe-io"
+
 step "pre-downloading the lab's packages into the image's apt cache"
 cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
 mount -t proc proc "$rootfs/proc"
@@ -125,6 +135,11 @@ download() {  # one apt resolution per line of a package list
 }
 download "$here/packages-trixie.txt"
 download "$here/packages-sid.txt"
+# The Python drivers every role's modules use are installed, not only downloaded: every scenario would install
+# them first (about 30 s of a converge). The default scenario removes them first, so db_host's install path still
+# runs for real there.
+chroot "$rootfs" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-pymysql python3-psycopg2 \
+    >/tmp/dbops-lab-download.log 2>&1 || { cat /tmp/dbops-lab-download.log; die "could not install the Python drivers"; }
 umount "$rootfs/proc"
 info "apt cache: $(du -sh "$rootfs/var/cache/apt/archives" | cut -f1)"
 : > "$rootfs/etc/resolv.conf"
