@@ -533,24 +533,8 @@ def ansible_playbook():
     return found
 
 
-TRANSPORT_FLAKES_FILE = os.path.join(LAB_DIR, "transport-flakes.txt")
-
-
-def transport_flakes(path=TRANSPORT_FLAKES_FILE):
-    """The messages of community.docker#644 (an exec that returns no output), one a line in `path`."""
-    with open(path, encoding="utf-8") as handle:
-        return [line.strip() for line in handle if line.strip() and not line.startswith("#")]
-
-
-def failed_on_transport_flake(lane, flakes):
-    with open(lane.log_path, encoding="utf-8") as handle:
-        text = handle.read().lower()
-    return (lane.rc != 0 or not lane.recap) and any(flake.lower() in text for flake in flakes)
-
-
 def run_lanes(lanes, command_for, env, progress):
-    """Run every lane side by side until all end; a lane that failed on a transport flake runs once more (its
-    first log kept as LOG.transport-flake); any other failure stands. Returns the lanes as they ended."""
+    """Run every lane side by side until all end. Returns the lanes as they ended."""
     def start(lane):
         lane.proc = subprocess.Popen(command_for(lane), cwd=REPO_DIR, env=env, text=True, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
@@ -566,16 +550,7 @@ def run_lanes(lanes, command_for, env, progress):
         progress.say(lane, f"start   {' '.join(lane.hosts)} (--limit {':'.join(lane.groups)})")
         start(lane)
     wait(lanes)
-    flakes = transport_flakes()
-    retried = {}
-    for lane in lanes:
-        if failed_on_transport_flake(lane, flakes):
-            os.replace(lane.log_path, lane.log_path + ".transport-flake")
-            progress.say(lane, "failed on the docker_api transport flake (community.docker#644): running it once more")
-            retried[lane.name] = Lane(lane.name, lane.groups, lane.hosts, lane.log_path)
-            start(retried[lane.name])
-    wait(list(retried.values()))
-    return [retried.get(lane.name, lane) for lane in lanes]
+    return lanes
 
 
 def follow(lane, progress):

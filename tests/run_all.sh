@@ -27,11 +27,6 @@ stage() {  # stage NAME COMMAND...
     record "$name" "$rc" $((SECONDS - start))
 }
 
-# The docker_api connection sometimes gets no output back from an exec when podman is busy (community.docker
-# issue #644): a transport failure, not a test result. A scenario that failed with one of the messages in
-# lab/transport-flakes.txt (the lab's lanes use the same list) runs once more from the start; the summary says
-# so. Any other failure stands.
-transport_flakes=lab/transport-flakes.txt
 # Where a scenario's time goes: molecule's action lines ("➜ converge: Executing" / "Executed") get the second
 # they were printed, action_times sums each action from them for the summary, and profile_tasks puts each
 # task's time in the scenario's log (the package installs, the drills).
@@ -54,18 +49,9 @@ action_times() {  # LOG: "create 21 · converge 95 · ..." in the order the acti
                                                                    delete start[a] } }
         END { for (i = 1; i <= n; i++) printf "%s%s %d", (i > 1 ? " · " : ""), order[i], total[order[i]] }'
 }
-molecule_test_once_more_on_transport_flake() {  # NAME LOG
-    local name=$1 log=$2 rc
-    molecule test -s "$name" 2>&1 | stamp_actions > "$log"
-    rc=${PIPESTATUS[0]}
-    if (( rc != 0 )) && grep -qiF -f <(grep -vE '^(#|$)' "$transport_flakes") "$log"; then
-        mv "$log" "$log.transport-flake"
-        echo "molecule $name: failed on the docker_api transport flake (community.docker#644); running it once more" \
-            | tee -a "$build/flakes"
-        molecule test -s "$name" 2>&1 | stamp_actions > "$log"
-        rc=${PIPESTATUS[0]}
-    fi
-    return "$rc"
+molecule_test() {  # NAME LOG: the scenario's output, each action line stamped
+    molecule test -s "$1" 2>&1 | stamp_actions > "$2"
+    return "${PIPESTATUS[0]}"
 }
 
 scenarios_side_by_side() {  # scenarios_side_by_side NAME...: MOLECULE_JOBS scenarios at a time
@@ -77,7 +63,7 @@ scenarios_side_by_side() {  # scenarios_side_by_side NAME...: MOLECULE_JOBS scen
         printf '\n\033[1m==> [%s] molecule %s started (its output follows when it ends)\033[0m\n' "$(date +%T)" "$name"
         (
             start=$SECONDS
-            molecule_test_once_more_on_transport_flake "$name" "$logs/$name.log"
+            molecule_test "$name" "$logs/$name.log"
             rc=$?
             echo "$name $rc $((SECONDS - start)) $(action_times "$logs/$name.log")" >> "$logs/results"
             flock "$logs/results" bash -c 'printf "\n\033[1m==> [%s] molecule %s ended (exit %s)\033[0m\n" \
@@ -169,7 +155,7 @@ done
 alone_scenario() {  # NAME: one scenario by itself; its output is printed when it ends
     local log=$build/molecule-logs/$1.log rc
     mkdir -p "$build/molecule-logs"
-    molecule_test_once_more_on_transport_flake "$1" "$log"
+    molecule_test "$1" "$log"
     rc=$?
     cat "$log"
     return "$rc"
@@ -184,6 +170,5 @@ done
 printf '\n\033[1m==> summary\033[0m\n'
 printf '    %s\n' "${results[@]}"
 (( ${#pending[@]} )) && printf '    %s\n' "${pending[@]}"
-[[ -s $build/flakes ]] && sed 's/^/    /' "$build/flakes"
 echo "stages: $(( ${#results[@]} - failed )) passed, $failed failed"
 exit $(( failed > 0 ))

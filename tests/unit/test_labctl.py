@@ -284,14 +284,6 @@ echo $count > "$0.calls"
 cat "$0.out$count"
 exit $(cat "$0.rc$count")
 """
-FLAKE_RUN = """PLAY [Three-node Galera cluster] ***
-TASK [dbops.clusters.pxc_galera : Write the option file] ***
-[ERROR]: Task failed: failed to resolve remote temporary directory from ansible-tmp-1: `( umask 77 && ...)` returned empty string
-fatal: [db2]: UNREACHABLE! => {"msg": "Error while determining user and group ID of current user in container \\"db2\\""}
-PLAY RECAP ***
-db1                        : ok=61   changed=0    unreachable=0    failed=0    skipped=20   rescued=0    ignored=0
-db2                        : ok=2    changed=0    unreachable=1    failed=0    skipped=0    rescued=0    ignored=0
-"""
 OWN_FAILURE = RUN.replace("failed=0    skipped=20   rescued=0    ignored=0\n", "failed=1 x\n", 1) \
     + "fatal: [db1]: FAILED! => wsrep_cluster_size is 2, expected 3\n"
 
@@ -310,44 +302,9 @@ def run_fake_lanes(tmp_path, runs):
     return lanes, calls, out.getvalue()
 
 
-def test_the_flake_messages_are_matched_whatever_their_case(tmp_path):
-    lane = labctl.Lane("galera", ["galera"], ["db1"], str(tmp_path / "galera.log"))
-    (tmp_path / "galera.log").write_text(FLAKE_RUN.upper())
-    lane.rc = 4
-    assert labctl.failed_on_transport_flake(lane, labctl.transport_flakes())
-
-
-def test_the_flake_messages_are_the_ones_the_docker_api_connection_raises():
-    flakes = labctl.transport_flakes()
-    assert "failed to resolve remote temporary directory" in flakes
-    assert "Error while determining user and group ID of current user in container" in flakes
-
-
-def test_a_lane_that_failed_on_the_transport_flake_runs_once_more_and_reports_the_second_run(tmp_path):
-    lanes, calls, printed = run_fake_lanes(tmp_path, [(FLAKE_RUN, 4), (RUN, 0)])
-    assert calls == 2 and "running it once more" in printed
-    assert lanes[0].rc == 0 and lanes[0].recap["db2"]["changed"] == 1
-    labctl.report_lanes(lanes, 1.0, out=io.StringIO())
-    assert "UNREACHABLE" in (tmp_path / "galera.log.transport-flake").read_text()
-    assert "UNREACHABLE" not in (tmp_path / "galera.log").read_text()
-
-
-def test_the_user_id_flake_is_retried_too(tmp_path):
-    only_user_id = FLAKE_RUN.replace("failed to resolve remote temporary directory", "failed")
-    lanes, calls, _printed = run_fake_lanes(tmp_path, [(only_user_id, 4), (RUN, 0)])
-    assert calls == 2 and lanes[0].rc == 0
-
-
-def test_a_failure_of_the_playbooks_own_is_not_retried(tmp_path):
+def test_a_failed_lane_runs_once_and_fails_the_lab(tmp_path):
     lanes, calls, _printed = run_fake_lanes(tmp_path, [(OWN_FAILURE, 2), (RUN, 0)])
     assert calls == 1 and lanes[0].rc == 2
-    with pytest.raises(labctl.LabError, match="configuring failed in galera"):
-        labctl.report_lanes(lanes, 1.0, out=io.StringIO())
-
-
-def test_the_flake_twice_fails_the_lab(tmp_path):
-    lanes, calls, _printed = run_fake_lanes(tmp_path, [(FLAKE_RUN, 4), (FLAKE_RUN, 4), (RUN, 0)])
-    assert calls == 2 and lanes[0].rc == 4
     with pytest.raises(labctl.LabError, match="configuring failed in galera"):
         labctl.report_lanes(lanes, 1.0, out=io.StringIO())
 
