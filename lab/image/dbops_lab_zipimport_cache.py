@@ -11,7 +11,8 @@ import os
 import sys
 import zipimport
 
-CACHE_DIR = "/var/cache/dbops-lab/zipimport"
+# The unit tests' `-c local` plays use the hook too (tests/unit/zipimport_cache), with a cache of their own.
+CACHE_DIR = os.environ.get("DBOPS_ZIPIMPORT_CACHE_DIR", "/var/cache/dbops-lab/zipimport")
 _compile_source = zipimport._compile_source  # pylint: disable=protected-access
 
 
