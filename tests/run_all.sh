@@ -104,9 +104,9 @@ print(re.search(r"pip=.([0-9.]+).,", src).group(1))')
 }
 
 unit() {
-    # Two workers (pytest-xdist), tests spread one by one; a file whose tests share a module fixture stays on one
-    # worker, in order (tests/unit/conftest.py).
-    pytest -q -n 2 --dist loadgroup
+    # Two workers (pytest-xdist); a file's tests stay on one worker: some share a module fixture in order
+    # (a MongoDB double's set initiated by the first test, used by the next).
+    pytest -q -n 2 --dist loadfile
     local rc=$?
     (( rc == 5 )) && { echo "pytest collected no tests"; return 1; }
     return "$rc"

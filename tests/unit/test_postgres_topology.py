@@ -4,6 +4,7 @@ The sequence that once destroyed a live primary: a switchover to pgb, then the r
 in the inventory. These tests hold the decision to what the servers say."""
 import os
 import struct
+import time
 
 import pytest
 
@@ -140,6 +141,12 @@ def test_a_live_postmaster_is_told_from_a_stale_pid_file(tmp_path):
     shutil.copy("/bin/sleep", str(fake))
     process = subprocess.Popen([str(fake), "30"])
     try:
+        # Popen can return before the kernel names the new program (/proc/PID/comm): wait for the name first
+        for _attempt in range(200):
+            with open("/proc/%d/comm" % process.pid) as comm:
+                if comm.read().strip() == "postgres":
+                    break
+            time.sleep(0.01)
         (tmp_path / "postmaster.pid").write_text("%d\n/var/lib/postgresql/17/main\n" % process.pid)
         assert pms.postmaster_alive(str(tmp_path)) is True
     finally:
