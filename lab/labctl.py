@@ -415,7 +415,9 @@ def cmd_up(topo, _args):
 def cmd_down(topo, _args):
     names = sorted(container_states(topo))
     if names:
-        podman("rm", "-f", "-v", "-t", "5", *names)
+        # killed, not stopped: the hosts and their volumes go away, so a clean shutdown of each server would only
+        # be waited for (up to 5 s a host, mostly for the database servers to flush)
+        podman("rm", "-f", "-v", "-t", "0", *names)
     close_ssh_masters(h["ip"] for h in topo["hosts"])
     for volume in podman("volume", "ls", "-q", "--filter", f"label={LABEL}={topo['name']}").stdout.split():
         podman("volume", "rm", "-f", volume)
