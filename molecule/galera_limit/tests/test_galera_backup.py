@@ -43,7 +43,9 @@ def test_the_backup_ran_on_a_member_the_writer_does_not_use_desynced_around_the_
     assert desync < stream < resync
     assert out[desync:stream].count("changed: [") == 1, "the member was not desynced before the copy"
     assert out[resync:].split("TASK [")[1].count("changed: [") == 1, "the member was not resynced after it"
-    assert manifest["finished"] - manifest["started"] < 120
+    # From the choice of the member to the prepared copy on gbk1: under 120 s beside one other scenario, 125 s
+    # beside two (a few MB; the 2 cores are shared). The bound catches a stream or a prepare that hangs.
+    assert manifest["finished"] - manifest["started"] < 240
     assert SECRET not in out
 
 
