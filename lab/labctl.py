@@ -239,8 +239,10 @@ def close_ssh_masters(addresses):
         if os.path.exists(control):
             subprocess.run(["ssh", "-o", f"ControlPath={control}", "-O", "exit", f"root@{address}"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            if os.path.exists(control):
-                os.remove(control)
+            try:
+                os.remove(control)      # a master that could not answer leaves its socket behind
+            except FileNotFoundError:
+                pass                    # the master removed it as it exited
 
 
 def trust_host_keys(topo):

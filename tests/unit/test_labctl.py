@@ -335,3 +335,25 @@ def test_status_asks_each_running_host_once_and_names_the_vip_holder(tmp_path, m
     assert sorted(call[1] for call in calls if call[0] == "exec") == ["t-p1", "t-p2"], calls
     assert "VIP 10.1.2.100 (proxysql): held by p2\n" in out
     assert [line.split()[4] for line in out.splitlines()[1:4]] == ["degraded", "degraded", "-"]
+
+
+def test_closing_a_master_that_removes_its_own_socket_is_not_an_error(tmp_path, monkeypatch):
+    # `ssh -O exit` ends the master, which removes its control socket itself, sometimes only after ssh returned:
+    # `down` failed a scenario's last destroy on that race ("cp/10.89.203.13 not found").
+    monkeypatch.setattr(labctl, "SSH_CONTROL_DIR", str(tmp_path))
+    gone, stale = tmp_path / "10.0.0.1", tmp_path / "10.0.0.2"
+    gone.write_text("")
+    stale.write_text("")
+    calls = []
+
+    def master_exits(argv, **_kwargs):
+        calls.append(argv)
+        if str(gone) in " ".join(argv):
+            gone.unlink()
+
+    monkeypatch.setattr(labctl.subprocess, "run", master_exits)
+    exists = os.path.exists
+    # the race: the socket is still listed when looked for, and gone when removed
+    monkeypatch.setattr(labctl.os.path, "exists", lambda path: path == str(gone) or exists(path))
+    labctl.close_ssh_masters(["10.0.0.1", "10.0.0.2", "10.0.0.3"])
+    assert not gone.exists() and not stale.exists() and len(calls) == 2
