@@ -13,4 +13,3 @@ def pytest_configure(config):  # pylint: disable=unused-argument
     os.environ.setdefault("DBOPS_ZIPIMPORT_CACHE_DIR",
                           os.path.join(tempfile.gettempdir(), "dbops-unit-zipimport-%d" % os.getuid()))
     os.makedirs(os.environ["DBOPS_ZIPIMPORT_CACHE_DIR"], exist_ok=True)
-
