@@ -136,9 +136,10 @@ download() {  # one apt resolution per line of a package list
 download "$here/packages-trixie.txt"
 download "$here/packages-sid.txt"
 # The Python drivers every role's modules use are installed, not only downloaded: every scenario would install
-# them first (about 30 s of a converge). The default scenario removes them first, so db_host's install path still
-# runs for real there.
-chroot "$rootfs" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-pymysql python3-psycopg2 \
+# them first (about 25 s of a converge, again for each host a drill adds). The default scenario removes
+# PyMySQL and psycopg2 first, so db_host's install path (dpkg first, apt for what is missing; mongodb_rs asks
+# the same way for PyMongo) still runs for real there.
+chroot "$rootfs" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-pymysql python3-psycopg2 python3-pymongo \
     >/tmp/dbops-lab-download.log 2>&1 || { cat /tmp/dbops-lab-download.log; die "could not install the Python drivers"; }
 umount "$rootfs/proc"
 info "apt cache: $(du -sh "$rootfs/var/cache/apt/archives" | cut -f1)"
