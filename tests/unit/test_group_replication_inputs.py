@@ -71,11 +71,6 @@ def test_a_restart_clears_both_pending_files_of_that_member_only(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*pending*")) == ["other-member-pending"]
 
 
-def test_good_members_pass_the_plan(tmp_path):
-    result = run_plan(tmp_path, {}, members=ADDRESSES)
-    assert result.returncode == 0, result.stdout[-2500:]
-
-
 def test_two_members_with_one_server_id_are_refused_before_any_change(tmp_path):
     members = dict(ADDRESSES, n3={"group_replication_address": "10.0.2.3", "percona_server_server_id": 513})
     result = run_plan(tmp_path, {}, members=members)
@@ -84,7 +79,11 @@ def test_two_members_with_one_server_id_are_refused_before_any_change(tmp_path):
     assert "n1, n3 share server_id 513 in one group" in result.stdout, result.stdout[-2500:]
 
 
-@pytest.mark.parametrize("variable, value, words", [
+# All cases in one ansible-playbook run: group caseN, one host with the case's variable as a group variable, next
+# to a group with nothing bad in it (test_good_members_pass_the_plan). Most of a host's time goes to the db_host
+# dependency (its modules run on this machine), not to starting ansible-playbook: one host a case, as the checks
+# are each host's own (a run per case with three hosts took ~100 s, and so did one run with three hosts a case).
+OUT_OF_RANGE = [
     ("group_replication_flow_control_threshold", -5, "group_replication_flow_control_threshold=-5: must be from 0"),
     ("group_replication_autorejoin_tries", 5000, "group_replication_autorejoin_tries=5000: must be from 0 to 2016"),
     ("group_replication_unreachable_majority_timeout", -1,
@@ -97,11 +96,84 @@ def test_two_members_with_one_server_id_are_refused_before_any_change(tmp_path):
     ("percona_server_overrides", {"innodb_io_capacity": -100},
      "percona_server_overrides.innodb_io_capacity=-100: negative values are refused"),
     ("percona_server_overrides", {"server_id": 9}, "percona_server_overrides.server_id: the role sets it"),
-])
-def test_numbers_out_of_range_are_refused_naming_the_variable(tmp_path, variable, value, words):
-    result = run_plan(tmp_path, {variable: value}, members=ADDRESSES)
-    assert result.returncode != 0
-    assert words in result.stdout, result.stdout[-2500:]
+]
+
+
+def run_plan_batch(tmp_path, cases, members, control_members):
+    """plan.yml once for every case. Group caseN: hosts caseN_M for each of members (M: its host variables), with
+    cases[N] and group_replication_inventory_group=caseN as group variables, so its members are its own hosts.
+    Group `control`: the same without a case's variables. Neither plan.yml's checks nor the play are run_once or
+    any_errors_fatal: a failed host stops only itself.
+
+    Returns the run, each host's failures (task, message) and the last task run, read from the json callback: a
+    message counts for the host that failed with it, never because it is somewhere in the output."""
+    groups = {name: {"hosts": {"%s_%s" % (name, m): dict(hostvars or {}) for m, hostvars in hosts.items()},
+                     "vars": dict({"group_replication_inventory_group": name}, **variables)}
+              for name, hosts, variables in [("case%d" % i, members, case) for i, case in enumerate(cases)]
+              + [("control", control_members, {})]}
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": groups}}))
+    (tmp_path / "vars.json").write_text(json.dumps({
+        "group_replication_flavor": "mysql", "group_replication_recovery_password": "it's a secret"}))
+    play = tmp_path / "play.yml"
+    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
+        {"name": "Plan", "ansible.builtin.include_role": {"name": "dbops.clusters.group_replication",
+                                                          "tasks_from": "plan.yml"}}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"),
+               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
+               "-c", "local", "-e", "@%s" % (tmp_path / "vars.json"), str(play)]
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
+    try:
+        tasks = json.loads(result.stdout)["plays"][0]["tasks"]
+    except (ValueError, KeyError, IndexError):
+        pytest.fail("no json report (rc %d):\n%s\n%s" % (result.returncode, result.stdout[-2500:],
+                                                         result.stderr[-2500:]))
+    failures = {}
+    for task in tasks:
+        for host, outcome in task["hosts"].items():
+            if outcome.get("failed") or outcome.get("unreachable"):
+                msg = outcome.get("msg")
+                failures.setdefault(host, []).append((task["task"]["name"], msg if isinstance(msg, str)
+                                                      else "\n".join(map(str, msg or []))))
+    return {"run": result, "groups": groups, "failures": failures, "last": tasks[-1]}
+
+
+@pytest.fixture(scope="module")
+def out_of_range(tmp_path_factory):
+    return run_plan_batch(tmp_path_factory.mktemp("out_of_range"), [{case[0]: case[1]} for case in OUT_OF_RANGE],
+                          {"n1": ADDRESSES["n1"]}, ADDRESSES)
+
+
+def assert_control_passed(batch):
+    """The control group passes the whole plan in the same run as the cases: their failures come from their
+    variables, and stopped no other host."""
+    control = sorted(batch["groups"]["control"]["hosts"])
+    assert batch["run"].returncode == 2, batch["run"].stderr[-2500:]
+    assert not set(control) & set(batch["failures"]), {h: batch["failures"].get(h) for h in control}
+    with open(os.path.join(REPO, "roles", "group_replication", "tasks", "plan.yml"), encoding="utf-8") as handle:
+        last_task = yaml.safe_load(handle)[-1]["name"]
+    last = batch["last"]
+    assert last["task"]["name"].endswith(" : " + last_task), last["task"]
+    passed = sorted(h for h, outcome in last["hosts"].items() if h in control and not outcome.get("failed"))
+    assert passed == control, last["hosts"]
+
+
+def test_good_members_pass_the_plan(out_of_range):
+    """The control group of the batch: the hosts of ADDRESSES, nothing bad."""
+    assert_control_passed(out_of_range)
+
+
+@pytest.mark.parametrize("variable, value, words", OUT_OF_RANGE)
+def test_numbers_out_of_range_are_refused_naming_the_variable(out_of_range, variable, value, words):
+    case = "case%d" % OUT_OF_RANGE.index((variable, value, words))
+    assert_control_passed(out_of_range)
+    assert out_of_range["groups"][case]["vars"][variable] == value
+    for host in sorted(out_of_range["groups"][case]["hosts"]):
+        messages = out_of_range["failures"].get(host)
+        assert messages, "%s (%s=%r) did not fail" % (host, variable, value)
+        assert len(messages) == 1 and words in messages[0][1], "%r not in %s's failure: %s" % (words, host, messages)
 
 
 def test_a_member_that_failed_earlier_is_planned_as_unreadable_not_a_crash(tmp_path):
