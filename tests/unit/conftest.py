@@ -13,3 +13,6 @@ def pytest_configure(config):  # pylint: disable=unused-argument
     os.environ.setdefault("DBOPS_ZIPIMPORT_CACHE_DIR",
                           os.path.join(tempfile.gettempdir(), "dbops-unit-zipimport-%d" % os.getuid()))
     os.makedirs(os.environ["DBOPS_ZIPIMPORT_CACHE_DIR"], exist_ok=True)
+    # Tests read what ansible-playbook prints (some its json report, whole): tests/run_all.sh enables profile_tasks
+    # for the molecule logs, and its lines would be mixed into that output.
+    os.environ.pop("ANSIBLE_CALLBACKS_ENABLED", None)
