@@ -86,13 +86,22 @@ def measure(requests, events):
             result["angel_restart_s"] = round(restarted[0]["at"] - fault, 3)
         synced = [e for e in events["events"] if e["drill"] == drill and e["what"] == "rejoined_synced"]
         if drill == "writer_kill":
-            # writes acknowledged by the killed node before its log says it was Synced again (must be none)
+            # Writes the proxies sent the killed node after it died and before its log says it was Synced again
+            # (must be none). It is dead once a request through it failed after the kill: the kill's timestamp is
+            # taken just before pkill lands, and a commit in flight then is acknowledged by the node while it is
+            # still Synced, which is no write to an unsynced node.
             killed_host = backend_before
             synced_at = synced[0]["at"] if synced else None
+            dead_at = next((r["end"] for r in sorted(requests, key=lambda r: r["end"])
+                            if not r.get("ok") and r["end"] > fault), fault)
+            unsynced = [r for r in acked if r["backend"] == killed_host and r["start"] > dead_at
+                        and (synced_at is None or r["start"] < synced_at)]
             result["rejoin_synced_s"] = round(synced_at - fault, 3) if synced_at else None
-            result["writes_to_unsynced_node"] = sum(
-                1 for r in acked if r["backend"] == killed_host and r["end"] > fault
-                and (synced_at is None or r["start"] < synced_at))
+            result["dead_s"] = round(dead_at - fault, 3)
+            result["writes_to_unsynced_node"] = len(unsynced)
+            # each one's start and end, seconds after the kill: the evidence when this is not 0
+            result["unsynced_writes_s"] = [[round(r["start"] - fault, 3), round(r["end"] - fault, 3)]
+                                           for r in unsynced][:5]
         holders = [e for e in events["events"] if e["drill"] == drill and e["what"] == "holders"]
         if holders:
             result["holders_after"] = holders[-1]["holders"]
