@@ -11,6 +11,8 @@ import sys
 import pytest
 import yaml
 
+from ansible_collections.dbops.clusters.tests.unit.role_batch import assert_control_passed, run_role_batch
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -102,42 +104,14 @@ OUT_OF_RANGE = [
 def run_plan_batch(tmp_path, cases, members, control_members):
     """plan.yml once for every case. Group caseN: hosts caseN_M for each of members (M: its host variables), with
     cases[N] and group_replication_inventory_group=caseN as group variables, so its members are its own hosts.
-    Group `control`: the same without a case's variables. Neither plan.yml's checks nor the play are run_once or
-    any_errors_fatal: a failed host stops only itself.
-
-    Returns the run, each host's failures (task, message) and the last task run, read from the json callback: a
-    message counts for the host that failed with it, never because it is somewhere in the output."""
+    Group `control`: the same without a case's variables. Returns run_role_batch's report and the groups."""
     groups = {name: {"hosts": {"%s_%s" % (name, m): dict(hostvars or {}) for m, hostvars in hosts.items()},
                      "vars": dict({"group_replication_inventory_group": name}, **variables)}
               for name, hosts, variables in [("case%d" % i, members, case) for i, case in enumerate(cases)]
               + [("control", control_members, {})]}
-    inventory = tmp_path / "inventory.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"children": groups}}))
-    (tmp_path / "vars.json").write_text(json.dumps({
-        "group_replication_flavor": "mysql", "group_replication_recovery_password": "it's a secret"}))
-    play = tmp_path / "play.yml"
-    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
-        {"name": "Plan", "ansible.builtin.include_role": {"name": "dbops.clusters.group_replication",
-                                                          "tasks_from": "plan.yml"}}]}]))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"),
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
-               "-c", "local", "-e", "@%s" % (tmp_path / "vars.json"), str(play)]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
-    try:
-        tasks = json.loads(result.stdout)["plays"][0]["tasks"]
-    except (ValueError, KeyError, IndexError):
-        pytest.fail("no json report (rc %d):\n%s\n%s" % (result.returncode, result.stdout[-2500:],
-                                                         result.stderr[-2500:]))
-    failures = {}
-    for task in tasks:
-        for host, outcome in task["hosts"].items():
-            if outcome.get("failed") or outcome.get("unreachable"):
-                msg = outcome.get("msg")
-                failures.setdefault(host, []).append((task["task"]["name"], msg if isinstance(msg, str)
-                                                      else "\n".join(map(str, msg or []))))
-    return {"run": result, "groups": groups, "failures": failures, "last": tasks[-1]}
+    batch = run_role_batch(tmp_path, {"all": {"children": groups}}, "group_replication", "plan.yml", {
+        "group_replication_flavor": "mysql", "group_replication_recovery_password": "it's a secret"})
+    return dict(batch, groups=groups)
 
 
 @pytest.fixture(scope="module")
@@ -146,29 +120,15 @@ def out_of_range(tmp_path_factory):
                           {"n1": ADDRESSES["n1"]}, ADDRESSES)
 
 
-def assert_control_passed(batch):
-    """The control group passes the whole plan in the same run as the cases: their failures come from their
-    variables, and stopped no other host."""
-    control = sorted(batch["groups"]["control"]["hosts"])
-    assert batch["run"].returncode == 2, batch["run"].stderr[-2500:]
-    assert not set(control) & set(batch["failures"]), {h: batch["failures"].get(h) for h in control}
-    with open(os.path.join(REPO, "roles", "group_replication", "tasks", "plan.yml"), encoding="utf-8") as handle:
-        last_task = yaml.safe_load(handle)[-1]["name"]
-    last = batch["last"]
-    assert last["task"]["name"].endswith(" : " + last_task), last["task"]
-    passed = sorted(h for h, outcome in last["hosts"].items() if h in control and not outcome.get("failed"))
-    assert passed == control, last["hosts"]
-
-
 def test_good_members_pass_the_plan(out_of_range):
     """The control group of the batch: the hosts of ADDRESSES, nothing bad."""
-    assert_control_passed(out_of_range)
+    assert_control_passed(out_of_range, out_of_range["groups"]["control"]["hosts"], "group_replication", "plan.yml")
 
 
 @pytest.mark.parametrize("variable, value, words", OUT_OF_RANGE)
 def test_numbers_out_of_range_are_refused_naming_the_variable(out_of_range, variable, value, words):
     case = "case%d" % OUT_OF_RANGE.index((variable, value, words))
-    assert_control_passed(out_of_range)
+    assert_control_passed(out_of_range, out_of_range["groups"]["control"]["hosts"], "group_replication", "plan.yml")
     assert out_of_range["groups"][case]["vars"][variable] == value
     for host in sorted(out_of_range["groups"][case]["hosts"]):
         messages = out_of_range["failures"].get(host)

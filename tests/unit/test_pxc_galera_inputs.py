@@ -11,6 +11,8 @@ import sys
 import pytest
 import yaml
 
+from ansible_collections.dbops.clusters.tests.unit.role_batch import assert_control_passed, run_role_batch
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -156,42 +158,14 @@ DURATIONS_AND_NAMES = [
 def run_plan_batch(tmp_path, cases):
     """plan.yml once for every case, in one `galera` group: host caseN has cases[N] as host variables; one or two
     control hosts with nothing bad make the count odd, and at least 3, as Galera needs. The checks under test are
-    each host's own; neither they nor the play are run_once or any_errors_fatal: a failed host stops only itself.
-
-    Returns the run, the hosts, the control hosts, each host's failures (task, message) and the last task run, read
-    from the json callback: a message counts for the host that failed with it, never because it is somewhere in
-    the output."""
+    each host's own. Returns run_role_batch's report, the hosts and the control hosts."""
     hosts = {"case%d" % i: dict(variables) for i, variables in enumerate(cases)}
     control = ["control%d" % i for i in range(1 if len(cases) % 2 == 0 else 2)]
     hosts.update({name: None for name in control})
-    inventory = tmp_path / "inventory.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"children": {"galera": {"hosts": hosts}}}}))
-    (tmp_path / "vars.json").write_text(json.dumps({
+    batch = run_role_batch(tmp_path, {"all": {"children": {"galera": {"hosts": hosts}}}}, "pxc_galera", "plan.yml", {
         "pxc_galera_flavor": "mariadb", "pxc_galera_address": "10.0.0.1",
-        "pxc_galera_restart_pending_file": str(tmp_path / "restart-pending")}))
-    play = tmp_path / "play.yml"
-    play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
-        {"name": "Run the role's tasks", "ansible.builtin.include_role": {
-            "name": "dbops.clusters.pxc_galera", "tasks_from": "plan.yml"}}]}]))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"),
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
-               "-c", "local", "-e", "@%s" % (tmp_path / "vars.json"), str(play)]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
-    try:
-        tasks = json.loads(result.stdout)["plays"][0]["tasks"]
-    except (ValueError, KeyError, IndexError):
-        pytest.fail("no json report (rc %d):\n%s\n%s" % (result.returncode, result.stdout[-2500:],
-                                                         result.stderr[-2500:]))
-    failures = {}
-    for task in tasks:
-        for host, outcome in task["hosts"].items():
-            if outcome.get("failed") or outcome.get("unreachable"):
-                msg = outcome.get("msg")
-                failures.setdefault(host, []).append((task["task"]["name"], msg if isinstance(msg, str)
-                                                      else "\n".join(map(str, msg or []))))
-    return {"run": result, "hosts": hosts, "control": control, "failures": failures, "last": tasks[-1]}
+        "pxc_galera_restart_pending_file": str(tmp_path / "restart-pending")})
+    return dict(batch, hosts=hosts, control=control)
 
 
 @pytest.fixture(scope="module")
@@ -203,15 +177,9 @@ def durations_and_names(tmp_path_factory):
 @pytest.mark.parametrize("name, value, words", DURATIONS_AND_NAMES)
 def test_bad_durations_and_names_are_refused(durations_and_names, name, value, words):
     batch, host = durations_and_names, "case%d" % DURATIONS_AND_NAMES.index((name, value, words))
-    # The control member passes the whole plan in the same run: the failures come from the variables, and
-    # stopped no other host.
-    assert batch["run"].returncode == 2, batch["run"].stderr[-2500:]
-    assert not set(batch["control"]) & set(batch["failures"]), {h: batch["failures"].get(h) for h in batch["control"]}
-    with open(os.path.join(REPO, "roles", "pxc_galera", "tasks", "plan.yml"), encoding="utf-8") as handle:
-        last_task = yaml.safe_load(handle)[-1]["name"]
-    last = batch["last"]
-    assert last["task"]["name"].endswith(" : " + last_task), last["task"]
-    assert sorted(h for h, outcome in last["hosts"].items() if not outcome.get("failed")) == batch["control"]
+    assert_control_passed(batch, batch["control"], "pxc_galera", "plan.yml")
+    # and no case's host reached the plan's end
+    assert sorted(h for h, outcome in batch["last"]["hosts"].items() if not outcome.get("failed")) == batch["control"]
     assert batch["hosts"][host] == {name: value}
     messages = batch["failures"].get(host)
     assert messages, "%s (%s=%r) did not fail" % (host, name, value)

@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import pytest
-import yaml
+
+from ansible_collections.dbops.clusters.tests.unit.role_batch import assert_control_passed, run_role_batch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -35,41 +36,13 @@ GALERA_SIZES = [["n1", "n2"], ["n1", "n2", "n3", "n4"]]
 def run_cluster_facts_batch(tmp_path, cases, control):
     """cluster_facts.yml once for every case: group caseN has the hosts caseN_M for each M of cases[N], group
     `control` the hosts control_M for each M of control, and pxc_galera_cluster_group names each host's group.
-    Neither the checks nor the play are run_once or any_errors_fatal: a failed host stops only itself.
-
-    Returns the run, the groups, each host's failures (task, message) and the last task run, read from the json
-    callback: a message counts for the host that failed with it, never because it is somewhere in the output."""
+    Returns run_role_batch's report and the groups."""
     groups = {name: {"hosts": {"%s_%s" % (name, m): None for m in members},
                      "vars": {"pxc_galera_cluster_group": name}}
               for name, members in [("case%d" % i, case) for i, case in enumerate(cases)] + [("control", control)]}
-    inventory = tmp_path / "inventory.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"children": groups}}))
-    play = tmp_path / "play.yml"
-    play.write_text(
-        "- hosts: all\n  gather_facts: false\n  tasks:\n"
-        "    - ansible.builtin.include_role:\n        name: dbops.clusters.pxc_galera\n"
-        "        tasks_from: cluster_facts.yml\n")
-    extra = tmp_path / "vars.json"
-    extra.write_text(json.dumps({"pxc_galera_flavor": "mariadb", "pxc_galera_address": "10.0.0.1"}))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
-               "-c", "local", "-e", "@%s" % extra, str(play)]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
-    try:
-        tasks = json.loads(result.stdout)["plays"][0]["tasks"]
-    except (ValueError, KeyError, IndexError):
-        pytest.fail("no json report (rc %d):\n%s\n%s" % (result.returncode, result.stdout[-2500:],
-                                                         result.stderr[-2500:]))
-    failures = {}
-    for task in tasks:
-        for host, outcome in task["hosts"].items():
-            if outcome.get("failed") or outcome.get("unreachable"):
-                msg = outcome.get("msg")
-                failures.setdefault(host, []).append((task["task"]["name"], msg if isinstance(msg, str)
-                                                      else "\n".join(map(str, msg or []))))
-    return {"run": result, "groups": groups, "failures": failures, "last": tasks[-1]}
+    batch = run_role_batch(tmp_path, {"all": {"children": groups}}, "pxc_galera", "cluster_facts.yml",
+                           {"pxc_galera_flavor": "mariadb", "pxc_galera_address": "10.0.0.1"}, timeout=300)
+    return dict(batch, groups=groups)
 
 
 @pytest.fixture(scope="module")
@@ -77,24 +50,15 @@ def galera_sizes(tmp_path_factory):
     return run_cluster_facts_batch(tmp_path_factory.mktemp("galera_sizes"), GALERA_SIZES, ["n1", "n2", "n3"])
 
 
-def assert_control_passed(batch):
-    """The group of three passes cluster_facts.yml in the same run as the cases: their failures come from their
-    sizes, and stopped no other host."""
-    control = sorted(batch["groups"]["control"]["hosts"])
-    assert batch["run"].returncode == 2, batch["run"].stderr[-2500:]
-    assert not set(control) & set(batch["failures"]), {h: batch["failures"].get(h) for h in control}
-    with open(os.path.join(REPO, "roles", "pxc_galera", "tasks", "cluster_facts.yml"), encoding="utf-8") as handle:
-        last_task = yaml.safe_load(handle)[-1]["name"]
-    last = batch["last"]
-    assert last["task"]["name"].endswith(" : " + last_task), last["task"]
-    passed = sorted(h for h, outcome in last["hosts"].items() if h in control and not outcome.get("failed"))
-    assert passed == control, last["hosts"]
+def assert_sizes_control_passed(batch):
+    """The group of three passes cluster_facts.yml in the same run as the cases."""
+    assert_control_passed(batch, batch["groups"]["control"]["hosts"], "pxc_galera", "cluster_facts.yml")
 
 
 @pytest.mark.parametrize("nodes", GALERA_SIZES)
 def test_galera_refuses_an_even_or_too_small_cluster(galera_sizes, nodes):
     case = "case%d" % GALERA_SIZES.index(nodes)
-    assert_control_passed(galera_sizes)
+    assert_sizes_control_passed(galera_sizes)
     assert len(galera_sizes["groups"][case]["hosts"]) == len(nodes)
     for host in sorted(galera_sizes["groups"][case]["hosts"]):
         messages = galera_sizes["failures"].get(host)
@@ -110,7 +74,7 @@ def test_galera_refuses_a_flavor_without_galera(tmp_path):
 
 def test_galera_accepts_three_nodes(galera_sizes):
     """The control group of the batch above."""
-    assert_control_passed(galera_sizes)
+    assert_sizes_control_passed(galera_sizes)
 
 
 def test_unknown_flavor_is_refused_naming_the_known_ones(tmp_path):
