@@ -151,16 +151,24 @@ else
 fi
 # Scenarios are independent (own hosts, own network) and mostly wait on servers, so two at a time share the
 # 2 cores well (MOLECULE_JOBS=1 runs them one after another). One whose molecule.yml has the line
-# "# run_all: alone" measures timings (failover gaps) and runs by itself after the others.
+# "# run_all: alone" measures timings (failover gaps): its drill (drill.py) takes the lock DBOPS_DRILL_LOCK
+# exclusively, so it runs with no other scenario's work on the CPU. Such scenarios run after the others, beside the
+# shortest one (their companion), which holds the lock shared for its whole run: a drill waits for it to end
+# (the companion is shorter than an alone scenario's converge, so the wait is usually none).
 # The longest scenarios start first, so the two slots end close together (a short one last fills the gap): each
 # molecule.yml has a line "# run_all: seconds N", its time in a full make test; one without it starts last.
 seconds_of() { grep -oP '^# run_all: seconds \K[0-9]+' "molecule/$1/molecule.yml" 2>/dev/null || echo 0; }
 scenarios=$(for scenario in $scenarios; do echo "$(seconds_of "$scenario") $scenario"; done | sort -rn | cut -d' ' -f2)
-together=() alone=()
+together=() alone=() companion=
 for scenario in $scenarios; do
     if grep -qx '# run_all: alone' "molecule/$scenario/molecule.yml" 2>/dev/null; then alone+=("$scenario")
     else together+=("$scenario"); fi
 done
+if (( ${#alone[@]} && ${#together[@]} && ${MOLECULE_JOBS:-2} > 1 )); then
+    companion=${together[-1]}
+    unset 'together[-1]'
+fi
+export DBOPS_DRILL_LOCK=$build/drill.lock
 (( ${#together[@]} )) && scenarios_side_by_side "${together[@]}"
 alone_scenario() {  # NAME: one scenario by itself; its output is printed when it ends
     local log=$build/molecule-logs/$1.log rc
@@ -170,12 +178,34 @@ alone_scenario() {  # NAME: one scenario by itself; its output is printed when i
     cat "$log"
     return "$rc"
 }
+if [[ -n $companion ]]; then
+    printf '\n\033[1m==> [%s] molecule %s started beside the alone scenarios, holding the drill lock shared\033[0m\n' \
+        "$(date +%T)" "$companion"
+    companion_log=$build/molecule-logs/$companion.log
+    mkdir -p "$build/molecule-logs"
+    (
+        start=$SECONDS
+        # -o: flock holds the lock and its child does not, so no daemon the run leaves (an ssh master) keeps it
+        flock -s -o "$DBOPS_DRILL_LOCK" bash -c "$(declare -f molecule_test stamp_actions); molecule_test \"\$1\" \"\$2\"" _ \
+            "$companion" "$companion_log"
+        echo "$? $((SECONDS - start))" > "$companion_log.result"
+    ) &
+    companion_pid=$!
+    sleep 1     # the companion holds the lock before a drill can ask for it
+fi
 for scenario in "${alone[@]}"; do
     printf '\n\033[1m==> [%s] molecule %s (alone)\033[0m\n' "$(date +%T)" "$scenario"
     start=$SECONDS
     alone_scenario "$scenario"
     record "molecule $scenario" $? $((SECONDS - start)) "$(action_times "$build/molecule-logs/$scenario.log")"
 done
+if [[ -n $companion ]]; then
+    wait "$companion_pid"
+    printf '\n\033[1m==> [%s] molecule %s ended\033[0m\n' "$(date +%T)" "$companion"
+    cat "$companion_log"
+    read -r rc took < "$companion_log.result"
+    record "molecule $companion" "$rc" "$took" "$(action_times "$companion_log")"
+fi
 
 printf '\n\033[1m==> summary\033[0m\n'
 printf '    %s\n' "${results[@]}"

@@ -21,6 +21,7 @@ The password is read from a 0600 file, never from the command line.
              --network NET --proxies p1=ctr,p2=ctr --proxy-ips p1=ip,p2=ip --galera g1=ctr,... --out DIR
 """
 import argparse
+import fcntl
 import json
 import os
 import subprocess
@@ -148,9 +149,25 @@ def pairs(text):
     return dict(item.split("=", 1) for item in text.split(","))
 
 
+def run_alone():
+    """Wait until no other scenario holds the drill lock (tests/run_all.sh runs a short scenario beside this one,
+    holding the lock shared: the gaps a drill bounds must not share the CPU with another scenario's work). The
+    lock is held until this process ends. Without DBOPS_DRILL_LOCK (a scenario run by hand) nothing is waited for."""
+    path = os.environ.get("DBOPS_DRILL_LOCK")
+    if not path:
+        return
+    started = time.monotonic()
+    handle = open(path, "a", encoding="utf-8")  # pylint: disable=consider-using-with  # held to the end
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    run_alone.handle = handle
+    print("drill lock %s taken after %.1f s" % (path, time.monotonic() - started), flush=True)
+
+
 def prepare(args, proxies):
-    """Reads the password from its 0600 file, creates --out, empties the proxies' VRRP state logs (only this run's
-    transitions count) and gives the client an empty table through the VIP; returns the password."""
+    """Waits to run alone (run_alone), reads the password from its 0600 file, creates --out, empties the proxies'
+    VRRP state logs (only this run's transitions count) and gives the client an empty table through the VIP;
+    returns the password."""
+    run_alone()
     with open(args.password_file, encoding="utf-8") as handle:
         password = handle.read().strip()
     os.makedirs(args.out, exist_ok=True)
