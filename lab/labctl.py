@@ -106,6 +106,9 @@ def load_topology(path, profile=None):
         seen[host["ip"]] = host["name"]
         host.setdefault("groups", [])
         host.setdefault("vars", {})
+        if host.get("engine_image") and host["engine_image"] not in engines():
+            raise LabError(f"{path}: host {host['name']} engine_image {host['engine_image']!r} is not one of "
+                           f"{', '.join(engines())} (lab/image/engines.txt)")
         memory = host.setdefault("memory_mb", None)
         if memory is not None and (isinstance(memory, bool) or not isinstance(memory, int) or memory < 64):
             raise LabError(f"{path}: host {host['name']} memory_mb must be a whole number of MiB, at least 64 "
@@ -271,15 +274,33 @@ def container_states(topo):
     return {c["Names"][0]: c["State"] for c in json.loads(out or "[]")}
 
 
-def ensure_image(topo, force=False):
+def engines():
+    """The engine images lab/image/engines.txt defines, by name."""
+    with open(os.path.join(LAB_DIR, "image", "engines.txt"), encoding="utf-8") as handle:
+        return [line.split(":", 1)[0] for line in handle if re.match(r"^[a-z0-9_-]+:", line)]
+
+
+def host_image(topo, host):
+    """The image a host starts from: the lab image, or its engine image (the lab image with one engine's server
+    packages installed, see lab/image/engines.txt)."""
+    return f"{topo['image']}-{host['engine_image']}" if host.get("engine_image") else topo["image"]
+
+
+def ensure_image(topo, force=False, all_engines=False):
+    """Build the lab image when its recipe changed, then the engine images the hosts use (all: every one)."""
+    env = dict(os.environ, LAB_IMAGE=topo["image"])
     if topo["image"] != "localhost/dbops-lab:trixie" and not force:
         if podman("image", "exists", topo["image"], check=False).returncode != 0:
             raise LabError(f"image {topo['image']} not found and only the default image is built here")
-        return
-    env = dict(os.environ, LAB_IMAGE=topo["image"])
-    cmd = [os.path.join(LAB_DIR, "image", "build.sh")] + (["--force"] if force else [])
-    if subprocess.run(cmd, env=env).returncode != 0:
-        raise LabError("the lab image build failed (see above)")
+    else:
+        cmd = [os.path.join(LAB_DIR, "image", "build.sh")] + (["--force"] if force else [])
+        if subprocess.run(cmd, env=env).returncode != 0:
+            raise LabError("the lab image build failed (see above)")
+    used = engines() if all_engines else sorted({h["engine_image"] for h in topo["hosts"] if h.get("engine_image")})
+    for engine in used:
+        cmd = [os.path.join(LAB_DIR, "image", "engine.sh"), engine] + (["--force"] if force else [])
+        if subprocess.run(cmd, env=env).returncode != 0:
+            raise LabError(f"the engine image {engine} build failed (see above)")
 
 
 def ensure_network(topo):
@@ -309,7 +330,7 @@ def run_host(topo, host):
     for other in topo["hosts"]:
         if other is not host:
             args += ["--add-host", f"{other['name']}:{other['ip']}"]
-    args += [topo["image"], "/sbin/init"]
+    args += [host_image(topo, host), "/sbin/init"]
     podman(*args)
 
 
@@ -470,7 +491,7 @@ def cmd_shell(topo, args):
 
 
 def cmd_image(topo, args):
-    ensure_image(topo, force=args.force)
+    ensure_image(topo, force=args.force, all_engines=True)
 
 
 def cmd_guide(topo, _args):

@@ -98,6 +98,19 @@ def package_dir(tmp_path, names, sums=None):
     return folder
 
 
+def test_a_host_starts_from_its_engine_image_and_an_unknown_engine_is_refused(tmp_path):
+    hosts = [{"name": "a", "ip": "10.1.2.1", "groups": ["one"], "engine_image": "mysql"},
+             {"name": "b", "ip": "10.1.2.2", "groups": ["two"]}]
+    topo = labctl.load_topology(write_topology(tmp_path, hosts=hosts), "")
+    assert [labctl.host_image(topo, h) for h in topo["hosts"]] == ["localhost/dbops-lab:trixie-mysql",
+                                                                    "localhost/dbops-lab:trixie"]
+    # every engine image the scenarios name is one lab/image/engines.txt defines
+    assert {"mysql", "mariadb"} <= set(labctl.engines())
+    hosts[1]["engine_image"] = "oracle"
+    with pytest.raises(labctl.LabError, match="host b engine_image 'oracle' is not one of"):
+        labctl.load_topology(write_topology(tmp_path, hosts=hosts), "")
+
+
 def test_package_file_is_the_newest_match_and_its_checksum_is_verified(tmp_path):
     names = ["p_2.9.1_amd64.deb", "p_2.10.0_amd64.deb"]
     package_dir(tmp_path, names, {n: hashlib.sha256(n.encode()).hexdigest() for n in names})
