@@ -271,3 +271,27 @@ def test_login_attempts_try_the_file_then_the_inventorys_password_then_its_addre
         ("fallback address and password", 6032, "new")]
     same = planner.login_attempts(given, {"password": "old", "host": None, "port": None})
     assert [label for label, dummy in same] == ["given"]
+
+
+def test_nulls_in_memory_and_disk_rows_are_compared_without_a_type_error():
+    # After a failed apply, memory holds rows whose NULL columns sit beside text in another row (comment NULL
+    # vs 'reads'); sorting them to compare with disk raised TypeError (NULL vs text), so no run converged.
+    rules = [{"rule_id": "100", "match_digest": "^SELECT", "comment": None},
+             {"rule_id": "110", "match_digest": "^SELECT", "comment": "reads"}]
+    declared = {"mysql_query_rules": [{"rule_id": 100, "match_digest": "^SELECT"},
+                                      {"rule_id": 110, "match_digest": "^SELECT"}]}
+    disk = [dict(rules[1]), {"rule_id": "100", "match_digest": "^SELECT", "comment": ""}]
+    result = planner.plan(declared, {"mysql_query_rules": rules}, saved_tables={"mysql_query_rules": disk})
+    assert result["statements"] == [] and result["unpublished"] == ["MYSQL QUERY RULES"]
+    same = planner.plan(declared, {"mysql_query_rules": rules},
+                        saved_tables={"mysql_query_rules": [dict(rules[1]), dict(rules[0])]})
+    assert same["publish"] == []
+
+
+def test_memory_and_disk_tables_with_different_columns_publish_instead_of_failing():
+    # A disk table of an older schema (no 'attributes' column) than memory: the rows differ, so publish.
+    memory = [{"username": "app", "backend": "1", "password": "x", "attributes": ""}]
+    disk = [{"username": "app", "backend": "1", "password": "x"}]
+    declared = {"mysql_users": [{"username": "app", "password": "x"}]}
+    result = planner.plan(declared, {"mysql_users": memory}, saved_tables={"mysql_users": disk})
+    assert result["publish"] == ["LOAD MYSQL USERS TO RUNTIME", "SAVE MYSQL USERS TO DISK"]
