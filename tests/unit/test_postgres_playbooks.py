@@ -90,8 +90,8 @@ def test_whole_group_passes_the_check_and_goes_on(tmp_path, playbook, limit):
     result = run(tmp_path, playbook, limit=limit)
     assert "out of the play" not in result.stdout
     # the check passed for the run_once host, then the next play reached for the hosts
-    assert "ok: [pga]" in result.stdout.split("TASK [Every member of the inventory group is in the play]")[1]
-    assert "TASK [Put the group's members in the group the next plays target]" in result.stdout
+    assert "ok: [pga]" in result.stdout.split("TASK [The group is named once, has members, and the play holds them]")[1]
+    assert "TASK [Put the group's members in the play in the group the next plays target]" in result.stdout
     assert "UNREACHABLE" in result.stdout, result.stdout[-3000:]
 
 
@@ -99,6 +99,6 @@ def test_the_every_engine_restart_passes_over_a_missing_postgres_group(tmp_path)
     """rolling_restart.yml restarts the engines the inventory has: no PostgreSQL group is no error there."""
     result = run(tmp_path, "rolling_restart.yml", group="galera")
     output = " ".join(result.stdout.split())           # the yaml callback folds long messages
-    assert "postgres_tuned_group=postgres matches no host: no PostgreSQL cluster, nothing to do" in output, \
+    assert "postgres_tuned_group=postgres matches no host: no such cluster, nothing to do" in output, \
         result.stdout[-3000:]
     assert "matches no host of the inventory" not in output
