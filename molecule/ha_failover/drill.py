@@ -163,16 +163,15 @@ def run_alone():
     print("drill lock %s taken after %.1f s" % (path, time.monotonic() - started), flush=True)
 
 
-def prepare(args, proxies):
-    """Waits to run alone (run_alone), reads the password from its 0600 file, creates --out, empties the proxies'
-    VRRP state logs (only this run's transitions count) and gives the client an empty table through the VIP;
-    returns the password."""
+def prepare(args):
+    """Waits to run alone (run_alone), reads the password from its 0600 file, creates --out and gives the client
+    an empty table through the VIP; returns the password. The proxies' VRRP state logs are kept whole: the report
+    reads each proxy's state before a fault from them (the transitions since the converge), and windows every
+    later transition by time."""
     run_alone()
     with open(args.password_file, encoding="utf-8") as handle:
         password = handle.read().strip()
     os.makedirs(args.out, exist_ok=True)
-    for container in proxies.values():
-        in_container(container, ": > %s" % STATE_LOG)
     setup = pymysql.connect(host=args.vip, port=args.port, user=args.user, password=password,
                             database=args.database, autocommit=True, connect_timeout=5)
     with setup.cursor() as cursor:
@@ -190,7 +189,7 @@ def main():
     parser.add_argument("--galera", required=True, help="name=container,...")
     args = parser.parse_args()
     proxies, proxy_ips, galera = pairs(args.proxies), pairs(args.proxy_ips), pairs(args.galera)
-    password = prepare(args, proxies)
+    password = prepare(args)
     hostnames = dict((name, in_container(container, "hostname").strip()) for name, container in galera.items())
 
     client = Client(args, password, args.out)
@@ -226,7 +225,7 @@ def main():
     in_container(proxies[holder], "mkdir -p /run/systemd/system/proxysql.service.d && printf '[Service]\\nRestart=no\\n'"
                  " > /run/systemd/system/proxysql.service.d/zz-drill.conf && systemctl daemon-reload")
     at = stamped(proxies[holder], "systemctl kill -s KILL proxysql")
-    event("service_kill", "kill", at, proxy=holder, holder_before=holder)
+    event("service_kill", "kill", at, proxy=holder)
     time.sleep(args.settle)
     event("service_kill", "holders", time.time(), holders=vip_holders(proxies, args.vip))
 

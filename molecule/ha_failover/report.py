@@ -37,6 +37,15 @@ TITLES = {
 COLORS = ["#2a9d8f", "#264653", "#e9c46a", "#8ab17d", "#6a4c93"]
 
 
+
+def vrrp_masters(vrrp, at):
+    """The proxies whose last VRRP transition (the keepalived notify log) at or before `at` was MASTER."""
+    last = {}
+    for entry in vrrp:
+        if entry["at"] <= at:
+            last[entry["proxy"]] = entry["state"]
+    return sorted(proxy for proxy, state in last.items() if state == "MASTER")
+
 def load(directory):
     with open(os.path.join(directory, "requests.jsonl"), encoding="utf-8") as handle:
         requests = [json.loads(line) for line in handle if line.strip()]
@@ -66,7 +75,9 @@ def measure(requests, events):
         backend_before = before_fault[-1]["backend"] if before_fault else None
         switch = next((r for r in acked if r["end"] > fault and r["end"] < window_end
                        and r["backend"] != backend_before), None)
-        holder_before = [v for v in events["vrrp"] if v["at"] <= fault and v["state"] == "MASTER"]
+        # keepalived's own record (each proxy's last VRRP state before the fault), not the drill's choice of
+        # target (the address seen on an interface): the two are compared by the tests
+        holder_before = vrrp_masters(events["vrrp"], fault)
         vip_move = next((v for v in events["vrrp"] if fault < v["at"] < window_end and v["state"] == "MASTER"), None)
         result = {
             "fault_at": fault, "window_end": window_end, "target": faults[drill].get("proxy") or faults[drill].get("node"),
@@ -76,9 +87,9 @@ def measure(requests, events):
             "backend_before": backend_before,
             "backend_switch_s": round(switch["end"] - fault, 3) if switch else None,
             "backend_after": switch["backend"] if switch else backend_before,
-            "vip_holder_before": faults[drill].get("holder_before") or (holder_before[-1]["proxy"] if holder_before else None),
+            "vip_holder_before": holder_before[0] if len(holder_before) == 1 else holder_before or None,
             "vip_move_s": round(vip_move["at"] - fault, 3) if vip_move else None,
-            "vip_holder_after": vip_move["proxy"] if vip_move else (holder_before[-1]["proxy"] if holder_before else None),
+            "vip_holder_after": vip_move["proxy"] if vip_move else (holder_before[0] if len(holder_before) == 1 else None),
             "seed": SEEDS[drill],
         }
         restarted = [e for e in events["events"] if e["drill"] == drill and e["what"] == "angel_restarted"]

@@ -96,7 +96,7 @@ def main():
     for container in members.values():
         ha.in_container(container, "mkdir -p /run/systemd/system/mysql.service.d && printf '[Service]\\nRestart=no\\n'"
                         " > /run/systemd/system/mysql.service.d/zz-drill.conf && systemctl daemon-reload")
-    password = ha.prepare(args, proxies)
+    password = ha.prepare(args)
     hostnames = dict((name, ha.in_container(container, "hostname").strip()) for name, container in members.items())
     group = {"hostnames": hostnames}
 
@@ -138,7 +138,7 @@ def main():
     ha.in_container(proxies[holder], "mkdir -p /run/systemd/system/proxysql.service.d && printf '[Service]\\n"
                     "Restart=no\\n' > /run/systemd/system/proxysql.service.d/zz-drill.conf && systemctl daemon-reload")
     at = ha.stamped(proxies[holder], "systemctl kill -s KILL proxysql")
-    event("service_kill", "kill", at, proxy=holder, holder_before=holder)
+    event("service_kill", "kill", at, proxy=holder)
     time.sleep(args.settle)
     event("service_kill", "holders", time.time(), holders=ha.vip_holders(proxies, args.vip))
 

@@ -118,7 +118,8 @@ def test_drills_ran_and_print_next_to_the_seeds(proxy_drill):
     assert proxy_drill["galera_at_end"] == "galera_synced"
 
 
-@pytest.mark.parametrize("drill", ["worker_kill", "service_kill", "service_restart", "writer_kill", "network_cut"])
+@pytest.mark.parametrize("drill", ["worker_kill", "service_kill", "service_restart", "writer_kill", "network_cut",
+                                   "network_back"])
 def test_longest_write_gap_is_under_a_second(proxy_drill, drill):
     assert proxy_drill["drills"][drill]["longest_write_gap_s"] < GAP_LIMIT_S, proxy_drill["drills"][drill]
 
