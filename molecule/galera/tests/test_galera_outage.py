@@ -87,11 +87,15 @@ def test_the_node_that_bootstrapped_is_the_one_that_acknowledged_last(lab_hosts,
     assert (decision["decision"], decision["bootstrap_node"]) == ("bootstrap", last_writer)
 
 
-def test_recovery_time_is_reported(timeline):
+# About twice the slowest recovery measured on this 2-core kind with another scenario beside it (35-96 s).
+RECOVERY_BOUND_S = 200
+
+
+def test_recovery_time_is_reported_and_bounded(timeline):
     recovery = timeline["recovery_ended"] - timeline["recovery_started"]
-    print("recovery: galera_recover.yml took %.1f s to three Synced nodes (%.1f s after g3 was killed)" % (
-        recovery, timeline["recovery_ended"] - timeline["g3_killed"]))
-    assert 0 < recovery < 600
+    print("recovery: galera_recover.yml took %.1f s to three Synced nodes (%.1f s after g3 was killed; bound %d s)"
+          % (recovery, timeline["recovery_ended"] - timeline["g3_killed"], RECOVERY_BOUND_S))
+    assert 0 < recovery < RECOVERY_BOUND_S
 
 
 @pytest.mark.parametrize("node", NODES)

@@ -13,6 +13,10 @@ APP_PASSWORD = "molecule-app-secret"     # the scenario's app role (molecule.yml
 MEMBERS = ("pga", "pgb", "pgc")
 DIVERGENT_ID = -1                        # the row side_effect commits on the primary only, just before killing it
 DRILLS = ("drill", "drill-failover")     # the switchover, then the failover
+# The longest time without an acknowledged commit, per drill: about 2.5 times the slowest measured on this 2-core
+# kind with another scenario beside it (switchover 2.2-3.7 s; failover 17-28 s, which includes running
+# pg_failover.yml after the kill, as a DBA would).
+WRITE_GAP_BOUND_S = {"drill": 10.0, "drill-failover": 60.0}
 
 
 def psql(host, query):
@@ -133,8 +137,9 @@ def test_drill_kept_every_acknowledged_row_on_every_member(lab_hosts, lab_ips, d
     # the writer wrote through the old primary, then the new one: the drill happened under it
     assert summary["primaries_written"] == [lab_ips[record["old_primary"]], lab_ips[record["new_primary"]]], \
         (summary, record)
-    print("%s write gap: %.2f s, %d acknowledged, %d failed commits" % (
-        drill, summary["write_gap_seconds"], summary["acked"], summary["failed_commits"]))
+    print("%s write gap: %.2f s (bound %.0f s), %d acknowledged, %d failed commits" % (
+        drill, summary["write_gap_seconds"], WRITE_GAP_BOUND_S[drill], summary["acked"], summary["failed_commits"]))
+    assert summary["write_gap_seconds"] < WRITE_GAP_BOUND_S[drill], summary
     for name in MEMBERS:
         wait_for(lambda n=name: not acked - stored_ids(lab_hosts[n]))
         lacking = acked - stored_ids(lab_hosts[name])
