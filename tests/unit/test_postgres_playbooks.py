@@ -102,3 +102,4 @@ def test_the_every_engine_restart_passes_over_a_missing_postgres_group(tmp_path)
     assert "postgres_tuned_group=postgres matches no host: no such cluster, nothing to do" in output, \
         result.stdout[-3000:]
     assert "matches no host of the inventory" not in output
+    assert "is a part of pg_switchover.yml" not in output     # the imported parts pass over it too
