@@ -86,6 +86,23 @@ def test_the_group_named_in_the_inventory_is_the_one_checked_and_targeted(tmp_pa
     assert "UNREACHABLE" in output and "n1" in output.split("PLAY [Rolling restart, gated]")[1]
 
 
+def test_the_group_an_importing_play_names_is_the_one_checked(tmp_path):
+    """A playbook that imports an operations playbook with `vars:` names the group for it (hostvars do not hold
+    play variables: the check must see it all the same)."""
+    wrapper = tmp_path / "wrapper.yml"
+    wrapper.write_text("- ansible.builtin.import_playbook: %s\n  vars:\n    mongodb_rs_group: ledger\n"
+                       % os.path.join(REPO, "playbooks", "rolling_restart_mongodb.yml"))
+    (tmp_path / "inventory.yml").write_text(INVENTORY % ("", "ledger"))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
+                             str(tmp_path / "inventory.yml"), str(wrapper)],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    output = " ".join(result.stdout.split())
+    assert "matches no host" not in output and "different groups" not in output, result.stdout[-3000:]
+    assert "UNREACHABLE" in output and "n1" in output.split("PLAY [MongoDB - sort the members")[1]
+
+
 def test_a_limit_holding_no_member_is_refused(tmp_path):
     result, output = run(tmp_path, "rolling_restart_galera.yml", group="galera", limit="web1")
     assert result.returncode != 0
