@@ -191,7 +191,7 @@ if [[ -n $companion ]]; then
         echo "$? $((SECONDS - start))" > "$companion_log.result"
     ) &
     companion_pid=$!
-    sleep 1     # the companion holds the lock before a drill can ask for it
+    sleep 1     # flock has the lock long before a drill asks for it (minutes later, after its scenario's converge)
 fi
 for scenario in "${alone[@]}"; do
     printf '\n\033[1m==> [%s] molecule %s (alone)\033[0m\n' "$(date +%T)" "$scenario"
