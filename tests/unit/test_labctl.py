@@ -102,8 +102,8 @@ def test_a_host_starts_from_its_engine_image_and_an_unknown_engine_is_refused(tm
     hosts = [{"name": "a", "ip": "10.1.2.1", "groups": ["one"], "engine_image": "mysql"},
              {"name": "b", "ip": "10.1.2.2", "groups": ["two"]}]
     topo = labctl.load_topology(write_topology(tmp_path, hosts=hosts), "")
-    assert [labctl.host_image(topo, h) for h in topo["hosts"]] == ["localhost/dbops-lab:trixie-mysql",
-                                                                    "localhost/dbops-lab:trixie"]
+    images = [labctl.host_image(topo, h) for h in topo["hosts"]]
+    assert images == ["localhost/dbops-lab:trixie-mysql", "localhost/dbops-lab:trixie"]
     # every engine image the scenarios name is one lab/image/engines.txt defines
     assert {"mysql", "mariadb"} <= set(labctl.engines())
     hosts[1]["engine_image"] = "oracle"
