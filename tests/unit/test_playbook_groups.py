@@ -2,17 +2,15 @@
 playbooks/cluster_group.yml, and refuses, before any host is contacted, a group that matches no host or a --limit
 that leaves the group out (one once "succeeded" doing nothing: every play skipped, "no hosts matched", exit 0).
 
-The runs use an inventory whose hosts cannot be reached (SSH to a closed port on 127.0.0.1): a refusal must come
-with no host contacted. The PostgreSQL playbooks' whole-group rules are in test_postgres_playbooks.py."""
+The runs use an inventory whose hosts cannot be reached (unreachable_playbooks.py): a refusal must come with no
+host contacted. The PostgreSQL playbooks' whole-group rules are in test_postgres_playbooks.py."""
 import glob
 import os
-import subprocess
-import sys
 
 import pytest
 import yaml
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ansible_collections.dbops.clusters.tests.unit.unreachable_playbooks import REPO, run_playbook, write_inventory
 
 # playbook: (the role's group variable, its default, every member must be in the play)
 PLAYBOOKS = {
@@ -37,34 +35,8 @@ NOT_CLUSTER_OPERATIONS = {"lab.yml", "cluster_group.yml", "pg_backup.yml", "pg_r
 # Parts of other playbooks: run alone, they refuse (their group is filled by the playbook that imports them).
 IMPORTED_PARTS = {"pg_promote.yml", "pg_rejoin.yml"}
 
-INVENTORY = """
-all:
-  vars:
-    ansible_connection: ssh
-    ansible_host: 127.0.0.1
-    ansible_port: 1
-    ansible_ssh_common_args: -o ConnectTimeout=2 -o BatchMode=yes
-%s
-  children:
-    %s:
-      hosts: {n1: {}, n2: {}, n3: {}}
-    other:
-      hosts: {web1: {}}
-"""
-
-
 def run(tmp_path, playbook, group, limit=None, all_vars=None, extra=None):
-    lines = "".join("    %s: %s\n" % item for item in (all_vars or {}).items())
-    (tmp_path / "inventory.yml").write_text(INVENTORY % (lines.rstrip("\n"), group))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"),
-               os.path.join(REPO, "playbooks", playbook)]
-    if limit:
-        command += ["--limit", limit]
-    for name, value in (extra or {}).items():
-        command += ["-e", "%s=%s" % (name, value)]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    result = run_playbook(write_inventory(tmp_path, group, ["n1", "n2", "n3"], all_vars), playbook, limit, extra)
     return result, " ".join(result.stdout.split())      # the yaml callback folds long messages
 
 
@@ -92,13 +64,7 @@ def test_the_group_an_importing_play_names_is_the_one_checked(tmp_path):
     wrapper = tmp_path / "wrapper.yml"
     wrapper.write_text("- ansible.builtin.import_playbook: %s\n  vars:\n    mongodb_rs_group: ledger\n"
                        % os.path.join(REPO, "playbooks", "rolling_restart_mongodb.yml"))
-    (tmp_path / "inventory.yml").write_text(INVENTORY % ("", "ledger"))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
-    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
-                             str(tmp_path / "inventory.yml"), str(wrapper)],
-                            cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
-    output = " ".join(result.stdout.split())
+    result, output = run(tmp_path, wrapper, group="ledger")
     assert "matches no host" not in output and "different groups" not in output, result.stdout[-3000:]
     assert "UNREACHABLE" in output and "n1" in output.split("PLAY [MongoDB - sort the members")[1]
 

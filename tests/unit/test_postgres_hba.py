@@ -4,10 +4,9 @@ member's replication at the next reload).
 
 The template is rendered by ansible-playbook itself on the controller, in a play --limit'ed to one member."""
 import os
-import subprocess
-import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ansible_collections.dbops.clusters.tests.unit.unreachable_playbooks import REPO, run_playbook
+
 TEMPLATE = os.path.join(REPO, "roles", "postgres_tuned", "templates", "pg_hba.conf.j2")
 
 INVENTORY = """
@@ -47,11 +46,7 @@ def test_members_outside_the_play_keep_their_replication_lines(tmp_path):
     (tmp_path / "inventory.yml").write_text(INVENTORY)
     out = tmp_path / "pg_hba.conf"
     (tmp_path / "play.yml").write_text(PLAY % {"out": out, "template": TEMPLATE})
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
-    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
-                             str(tmp_path / "inventory.yml"), "--limit", "pga", str(tmp_path / "play.yml")],
-                            cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    result = run_playbook(tmp_path / "inventory.yml", tmp_path / "play.yml", limit="pga")
     assert result.returncode == 0, result.stdout[-3000:]
     lines = [line.split() for line in out.read_text().splitlines() if line and not line.startswith("#")]
     for address in ("10.0.0.1", "10.0.0.2", "10.0.0.3"):      # pgb and pgc are outside the play

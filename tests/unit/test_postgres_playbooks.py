@@ -1,47 +1,18 @@
 """The PostgreSQL cluster playbooks refuse a --limit that leaves members out, before contacting any host.
 
-Runs ansible-playbook against an inventory whose hosts cannot be reached: each points SSH at a closed port on
-127.0.0.1, so any task that contacts a host ends UNREACHABLE at once. A refusal must come with no host
-contacted; without --limit the check passes and the next play's first contact is the expected UNREACHABLE."""
-import os
-import subprocess
-import sys
-
+Runs ansible-playbook against an inventory whose hosts cannot be reached (unreachable_playbooks.py): a refusal
+must come with no host contacted; without --limit the check passes and the next play's first contact is the
+expected UNREACHABLE."""
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PLAYBOOKS = ["pg_switchover.yml", "pg_failover.yml", "rolling_restart_postgres.yml"]
+from ansible_collections.dbops.clusters.tests.unit.unreachable_playbooks import run_playbook, write_inventory
 
-INVENTORY = """
-all:
-  vars:
-    ansible_connection: ssh
-    ansible_host: 127.0.0.1
-    ansible_port: 1
-    ansible_ssh_common_args: -o ConnectTimeout=2 -o BatchMode=yes
-  children:
-    %s:
-      hosts: {pga: {}, pgb: {}, pgc: {}}
-    other:
-      hosts: {web1: {}}
-"""
+PLAYBOOKS = ["pg_switchover.yml", "pg_failover.yml", "rolling_restart_postgres.yml"]
 
 
 def run(tmp_path, playbook, group="postgres", limit=None, extra=None, all_vars=None):
-    inventory = tmp_path / "inventory.yml"
-    text = INVENTORY % group
-    for name, value in (all_vars or {}).items():
-        text = text.replace("  vars:\n", "  vars:\n    %s: %s\n" % (name, value), 1)
-    inventory.write_text(text)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
-               os.path.join(REPO, "playbooks", playbook)]
-    if limit:
-        command += ["--limit", limit]
-    for name, value in (extra or {}).items():
-        command += ["-e", "%s=%s" % (name, value)]
-    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    inventory = write_inventory(tmp_path, group, ["pga", "pgb", "pgc"], all_vars)
+    return run_playbook(inventory, playbook, limit, extra)
 
 
 @pytest.mark.parametrize("playbook", PLAYBOOKS)
