@@ -24,7 +24,7 @@ PLAYBOOKS = {
     "rolling_restart_mongodb.yml": ("mongodb_rs_group", "mongodb", True),
     "rolling_upgrade.yml": ("mongodb_rs_mongos_group", "mongodb_mongos", False),
     "rolling_upgrade_galera.yml": ("pxc_galera_cluster_group", "galera", False),
-    "rolling_upgrade_rs.yml": ("mongodb_rs_group", "mongodb", False),
+    "rolling_upgrade_rs.yml": ("mongodb_rs_group", "mongodb", True),
 }
 # Plays that act on the cluster target an in-memory group cluster_group.yml (or pg_whole_group.yml) fills; these
 # playbooks pick their hosts otherwise (the lab's own, or hosts a first play on `all` names from variables), and
