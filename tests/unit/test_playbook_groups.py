@@ -35,6 +35,7 @@ NOT_CLUSTER_OPERATIONS = {"lab.yml", "cluster_group.yml", "pg_backup.yml", "pg_r
 # Parts of other playbooks: run alone, they refuse (their group is filled by the playbook that imports them).
 IMPORTED_PARTS = {"pg_promote.yml", "pg_rejoin.yml"}
 
+
 def run(tmp_path, playbook, group, limit=None, all_vars=None, extra=None):
     result = run_playbook(write_inventory(tmp_path, group, ["n1", "n2", "n3"], all_vars), playbook, limit, extra)
     return result, " ".join(result.stdout.split())      # the yaml callback folds long messages
