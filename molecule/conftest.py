@@ -78,11 +78,12 @@ def proxysql_admin():
     return run
 
 
-@pytest.fixture(scope="session")
-def proxy_drill():
-    """What molecule/ha_failover's drill.py left in <ephemeral>/drill: results.json, plus the acknowledged ids
-    under "acked"."""
-    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "drill")
+@pytest.fixture(scope="module")
+def proxy_drill(request):
+    """What molecule/ha_failover's drill.py (or a script built on it) left in <ephemeral>/drill: results.json,
+    plus the acknowledged ids under "acked". A test module names another directory with PROXY_DRILL_RECORD."""
+    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"],
+                             getattr(request.module, "PROXY_DRILL_RECORD", "drill"))
     with open(os.path.join(directory, "results.json"), encoding="utf-8") as handle:
         report = json.load(handle)
     with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:

@@ -129,7 +129,7 @@ def wait_until(predicate, timeout, step=0.05):
 
 
 def argument_parser(settle):
-    """The options every drill script takes (this one and ha_failover_gr's drill_gr.py)."""
+    """The options every drill script takes (this one and group_replication's proxy_drill.py)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--vip", required=True)
     parser.add_argument("--port", type=int, default=6033)

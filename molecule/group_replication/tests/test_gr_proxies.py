@@ -1,6 +1,7 @@
-"""The proxy tier over a Group Replication group after one drill run: ProxySQL follows the group's primary,
-the VIP moved when the proxy died, writes resumed on the new primary, every acknowledged row is on every
-member (the killed one rejoined), plain reads go to a secondary and locking reads to the primary."""
+"""The proxy tier over the Group Replication group: proxy_drill.yml's run (ProxySQL followed the group's primary,
+the VIP moved when the proxy died, writes resumed on the new primary), and, after every later drill of the
+scenario, every row the drill's client had acknowledged on every member, writes through the VIP reaching the
+group's primary of the moment, plain reads a secondary and locking reads the primary."""
 import time
 
 import pymysql
@@ -8,7 +9,8 @@ import pytest
 
 PROXIES = ("p1", "p2")
 MEMBERS = ("gr1", "gr2", "gr3")
-VIP = "10.89.232.100"
+VIP = "10.89.222.100"
+PROXY_DRILL_RECORD = "drill-proxy"   # the proxy_drill fixture reads <ephemeral>/drill-proxy
 WRITER_HG, READER_HG = 10, 20
 # What the proxy tier may add to a gap, loose enough for a machine shared with another scenario: the first
 # commit on the new primary at most this long after the group elected it; a proxy crash at most this long.

@@ -14,7 +14,7 @@ Output in --out: requests.jsonl, acks.txt, events.json, vrrp.log entries, result
 timeline per drill (report.py), plus group.json: the election seen in the new primary's error log, the
 rejoin, and the members' states at the end. The password is read from a 0600 file.
 
-    drill_gr.py --vip IP --user U --password-file F --database app --proxies p1=ctr,... --members gr1=ctr,...
+    proxy_drill.py --vip IP --user U --password-file F --database app --proxies p1=ctr,... --members gr1=ctr,...
                 --out DIR
 """
 import json
