@@ -37,7 +37,7 @@ podman build --network none --label "dbops.recipe=$recipe" --tag "$image" -f - <
 FROM $base
 RUN printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-download $packages \
- && rm /usr/sbin/policy-rc.d && systemctl disable $units \
+ && rm /usr/sbin/policy-rc.d ${units:+&& systemctl disable $units} \
  && rm -rf /tmp/* /var/log/apt/* $removed
 ${volumes:+VOLUME $volumes}
 CONTAINERFILE

@@ -1,5 +1,6 @@
 """lab/labctl.py without podman: profiles, lanes, package files, the inventory, and the progress and recap of
 side-by-side playbook runs (parsed from the default callback's output)."""
+import glob
 import hashlib
 import importlib.util
 import io
@@ -105,7 +106,11 @@ def test_a_host_starts_from_its_engine_image_and_an_unknown_engine_is_refused(tm
     images = [labctl.host_image(topo, h) for h in topo["hosts"]]
     assert images == ["localhost/dbops-lab:trixie-mysql", "localhost/dbops-lab:trixie"]
     # every engine image the scenarios name is one lab/image/engines.txt defines
-    assert {"mysql", "mariadb"} <= set(labctl.engines())
+    named = set()
+    for scenario in glob.glob(os.path.join(ROOT, "molecule", "*", "molecule.yml")):
+        with open(scenario, encoding="utf-8") as handle:
+            named |= {p["engine_image"] for p in yaml.safe_load(handle)["platforms"] if "engine_image" in p}
+    assert {"mysql", "mariadb", "postgres"} <= named <= set(labctl.engines())
     hosts[1]["engine_image"] = "oracle"
     with pytest.raises(labctl.LabError, match="host b engine_image 'oracle' is not one of"):
         labctl.load_topology(write_topology(tmp_path, hosts=hosts), "")
