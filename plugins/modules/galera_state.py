@@ -102,6 +102,14 @@ running:
   description: Whether the server answers on its socket (or I(login_host)).
   returned: always
   type: bool
+client_connections:
+  description:
+    - The server's client sessions while it runs (null when it does not): its process list without this
+      session, replication, system and event threads, and the local administrative logins (C(root), C(mysql)).
+    - A rolling upgrade takes the member the clients use last.
+  returned: always
+  type: int
+  sample: 4
 wsrep:
   description:
     - Selected C(SHOW GLOBAL STATUS LIKE 'wsrep_%') values without the C(wsrep_) prefix, null when the server
@@ -176,19 +184,27 @@ def access_denied(err):
     return bool(args) and args[0] in ACCESS_DENIED
 
 
+# The sessions of the server's clients: not this one, not replication, system or event threads, not the local
+# administrative logins (root, the mysql system account) that the collection's own tasks use.
+CLIENT_SESSIONS_QUERY = ("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() "
+                         "AND USER NOT IN ('system user', 'event_scheduler', 'root', 'mysql') AND COMMAND <> 'Daemon'")
+
+
 def read_running(module):
-    """(running, wsrep summary, wsrep_on) from the server, or (False, None, None) when it does not answer."""
+    """(running, wsrep summary, wsrep_on, client sessions) from the server, or (False, None, None, None) when it
+    does not answer."""
     try:
         session = Session(connect(module.params), check_mode=module.check_mode)
     except ConnectionError_ as err:
         if access_denied(err):
             module.fail_json(msg="the server runs but refused the login: %s" % err, running=True)
-        return False, None, None
+        return False, None, None, None
     try:
         rows = session.fetch("SHOW GLOBAL STATUS LIKE 'wsrep_%'")
         status = dict((row["Variable_name"], row["Value"]) for row in rows)
         variables = session.variables(["wsrep_on", "wsrep_cluster_name"])
         wsrep_on = variables.get("wsrep_on")
+        clients = int(session.value(CLIENT_SESSIONS_QUERY) or 0)
     except Exception as err:  # pylint: disable=broad-except  # a server dying between connect and query
         module.fail_json(msg="the server answered but SHOW GLOBAL STATUS failed: %s" % err, running=True)
     finally:
@@ -198,7 +214,7 @@ def read_running(module):
         summary = None
     if summary is not None:
         summary["cluster_name"] = variables.get("wsrep_cluster_name")
-    return True, summary, wsrep_on
+    return True, summary, wsrep_on, clients
 
 
 def find_mysqld(path):
@@ -254,7 +270,7 @@ def main():
     grastate_path = os.path.join(datadir, "grastate.dat")
 
     result = dict(changed=False, grastate_found=False, uuid=None, seqno=-1, safe_to_bootstrap=False,
-                  recovered=False, running=False, wsrep=None, reason="", would_recover=False)
+                  recovered=False, running=False, wsrep=None, client_connections=None, reason="", would_recover=False)
     grastate = None
     if os.path.exists(grastate_path):
         try:
@@ -265,8 +281,8 @@ def main():
         result.update(grastate_found=True, uuid=grastate["uuid"], seqno=grastate["seqno"],
                       safe_to_bootstrap=grastate["safe_to_bootstrap"])
 
-    running, summary, wsrep_on = read_running(module) if HAS_PYMYSQL else (False, None, None)
-    result.update(running=running, wsrep=summary)
+    running, summary, wsrep_on, clients = read_running(module) if HAS_PYMYSQL else (False, None, None, None)
+    result.update(running=running, wsrep=summary, client_connections=clients)
     file_text = ("grastate.dat says %s:%s" % (grastate["uuid"], grastate["seqno"]) if grastate
                  else "%s does not exist" % grastate_path)
 

@@ -75,3 +75,53 @@ def test_health_fails_at_once_when_the_watched_unit_failed(tmp_path, monkeypatch
     assert result["failed"] and result["waited_seconds"] < 30
     assert result["msg"].startswith("mariadb is failed and the server does not answer")
     assert result["unit_log"] == ["WSREP: SST failed"]
+
+
+class RunningServer:
+    """A Session stand-in for a Synced member with two client sessions: answers the queries galera_state makes."""
+
+    queries = []
+
+    def __init__(self, connection, check_mode=False):
+        self.check_mode = check_mode
+
+    def fetch(self, query, args=None):
+        RunningServer.queries.append(query)
+        if query.startswith("SHOW GLOBAL STATUS"):
+            return [{"Variable_name": name, "Value": value} for name, value in (
+                ("wsrep_cluster_status", "Primary"), ("wsrep_local_state_comment", "Synced"),
+                ("wsrep_local_state_uuid", UUID), ("wsrep_last_committed", "7"), ("wsrep_ready", "ON"),
+                ("wsrep_cluster_size", "3"))]
+        if "PROCESSLIST" in query:
+            return [{"COUNT(*)": 2}]
+        raise AssertionError("unexpected query %s" % query)
+
+    def value(self, query, args=None):
+        rows = self.fetch(query, args)
+        return list(rows[0].values())[0] if rows else None
+
+    def variables(self, names):
+        return {"wsrep_on": "ON", "wsrep_cluster_name": "lab"}
+
+    def close(self):
+        pass
+
+
+def test_a_running_member_reports_its_position_and_its_client_sessions(crashed_node, monkeypatch, capsys):
+    """The rolling upgrade orders members by client_connections: the count comes from the server's process list
+    (through the driver), in check mode too (a read)."""
+    monkeypatch.setattr(galera_state, "connect", lambda params: object())
+    monkeypatch.setattr(galera_state, "Session", RunningServer)
+    for check_mode in (False, True):
+        result = run(galera_state, {"datadir": crashed_node["datadir"], "recover": False}, monkeypatch, capsys,
+                     check_mode=check_mode)
+        assert (result["running"], result["uuid"], result["seqno"]) == (True, UUID, 7)
+        assert result["client_connections"] == 2
+    assert not crashed_node["mark"].exists()
+    assert any("information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()" in q for q in RunningServer.queries)
+
+
+def test_a_stopped_member_reports_no_client_sessions(crashed_node, monkeypatch, capsys):
+    result = run(galera_state, {"datadir": crashed_node["datadir"], "recover": False,
+                                "login_unix_socket": crashed_node["socket"]}, monkeypatch, capsys)
+    assert result["running"] is False and result["client_connections"] is None
