@@ -104,8 +104,9 @@ running:
   type: bool
 client_connections:
   description:
-    - The server's client sessions while it runs (null when it does not): its process list without this
-      session, replication, system and event threads, and the local administrative logins (C(root), C(mysql)).
+    - The number of the server's client sessions while it runs, null when it does not. Counted from its process
+      list without this session, replication, system and event threads, and the local administrative logins
+      (C(root), C(mysql)).
     - A rolling upgrade takes the member the clients use last.
   returned: always
   type: int
