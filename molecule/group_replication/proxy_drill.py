@@ -177,18 +177,7 @@ def main():
     event("end", "group_settled" if ha.wait_until(settled, 120, step=1) else "group_not_settled", time.time())
     group["view_at_end"] = group_view(members, addresses)
 
-    vrrp = []
-    for name, container in proxies.items():
-        for line in ha.in_container(container, "cat %s" % ha.STATE_LOG, check=False).splitlines():
-            parts = line.split()
-            if len(parts) >= 4:
-                vrrp.append({"at": float(parts[0]), "proxy": name, "instance": parts[2], "state": parts[3]})
-    vrrp.sort(key=lambda entry: entry["at"])
-    with open(os.path.join(args.out, "requests.jsonl"), "w", encoding="utf-8") as handle:
-        for record in client.requests:
-            handle.write(json.dumps(record) + "\n")
-    with open(os.path.join(args.out, "events.json"), "w", encoding="utf-8") as handle:
-        json.dump({"events": events, "vrrp": vrrp, "hostnames": hostnames}, handle, indent=1)
+    ha.write_record(args.out, client, events, proxies, hostnames)
 
     # ha_failover's measurements and timelines, told this scenario's drills.
     ha_report.DRILLS[:] = DRILLS

@@ -182,6 +182,23 @@ def prepare(args):
     return password
 
 
+def write_record(out, client, events, proxies, hostnames):
+    """The drill's record in OUT for report.py: every request (requests.jsonl), and the events with each proxy's
+    VRRP transitions from its keepalived state log (events.json)."""
+    vrrp = []
+    for name, container in proxies.items():
+        for line in in_container(container, "cat %s" % STATE_LOG, check=False).splitlines():
+            parts = line.split()
+            if len(parts) >= 4:
+                vrrp.append({"at": float(parts[0]), "proxy": name, "instance": parts[2], "state": parts[3]})
+    vrrp.sort(key=lambda entry: entry["at"])
+    with open(os.path.join(out, "requests.jsonl"), "w", encoding="utf-8") as handle:
+        for record in client.requests:
+            handle.write(json.dumps(record) + "\n")
+    with open(os.path.join(out, "events.json"), "w", encoding="utf-8") as handle:
+        json.dump({"events": events, "vrrp": vrrp, "hostnames": hostnames}, handle, indent=1)
+
+
 def main():
     parser = argument_parser(settle=5.0)
     parser.add_argument("--network", required=True)
@@ -281,19 +298,7 @@ def main():
     if synced_at:
         event("writer_kill", "rejoined_synced", synced_at[0], node=writer)
 
-    vrrp = []
-    for name, container in proxies.items():
-        for line in in_container(container, "cat %s" % STATE_LOG, check=False).splitlines():
-            parts = line.split()
-            if len(parts) >= 4:
-                vrrp.append({"at": float(parts[0]), "proxy": name, "instance": parts[2], "state": parts[3]})
-    vrrp.sort(key=lambda entry: entry["at"])
-
-    with open(os.path.join(args.out, "requests.jsonl"), "w", encoding="utf-8") as handle:
-        for record in client.requests:
-            handle.write(json.dumps(record) + "\n")
-    with open(os.path.join(args.out, "events.json"), "w", encoding="utf-8") as handle:
-        json.dump({"events": events, "vrrp": vrrp, "hostnames": hostnames}, handle, indent=1)
+    write_record(args.out, client, events, proxies, hostnames)
     print("requests: %d, acknowledged: %d" % (len(client.requests), sum(1 for r in client.requests if r.get("ok"))))
 
 
