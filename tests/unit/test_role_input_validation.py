@@ -243,3 +243,43 @@ def test_mongodb_rs_refuses_bad_values_before_any_task_reaches_a_host(tmp_path):
                      "mongodb_rs_cache_size_gb must be 0", "mongodb_rs_member.priority must be from 0 to 1000"):
         assert expected in output, output[-3000:]
     assert "not-shown" not in output
+
+
+# The roles that size a server prepare the host through db_host (drivers, /etc/dbops, kernel settings) only after
+# their own checks: bad input is refused with db_host not run. In check mode, on hosts of an inventory group that
+# are never contacted (a task that reached one would run on this machine, and check mode keeps it from changing it).
+# Each case: the role, its group variable, the inputs it needs to reach its checks, one bad input and its message.
+FIRST_CHANGE_CASES = [
+    ("pxc_galera", "pxc_galera_cluster_group",
+     {"pxc_galera_flavor": "mariadb", "pxc_galera_address": "10.0.0.1", "pxc_galera_fc_limit": 0},
+     "pxc_galera_fc_limit"),
+    ("group_replication", "group_replication_inventory_group",
+     {"group_replication_flavor": "mysql", "group_replication_address": "10.0.0.1",
+      "group_replication_recovery_password": "not-shown", "group_replication_flow_control_threshold": -5},
+     "group_replication_flow_control_threshold=-5: must be from 0"),
+    ("postgres_tuned", "postgres_tuned_group",
+     {"postgres_tuned_address": "10.0.0.1", "postgres_tuned_replication_password": "not-shown",
+      "postgres_tuned_port": 70000},
+     "postgres_tuned_port"),
+]
+
+
+@pytest.mark.parametrize("role, group_variable, variables, words", FIRST_CHANGE_CASES,
+                         ids=[case[0] for case in FIRST_CHANGE_CASES])
+def test_bad_input_is_refused_before_db_host_prepares_the_host(tmp_path, role, group_variable, variables, words):
+    inventory_file = tmp_path / "inventory.yml"
+    inventory_file.write_text("all:\n  children:\n    members:\n      hosts: {n1: {}, n2: {}, n3: {}}\n")
+    play = tmp_path / "play.yml"
+    play.write_text("- hosts: members\n  gather_facts: false\n  roles:\n    - dbops.clusters.%s\n" % role)
+    extra = tmp_path / "vars.json"
+    extra.write_text(json.dumps(dict(variables, **{group_variable: "members"})))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory_file),
+               "-c", "local", "--check", "-e", "@%s" % extra, str(play)]
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False)
+    output = result.stdout
+    assert result.returncode != 0, output[-3000:]
+    assert words in output, output[-3000:]
+    assert "db_host :" not in output, output[-3000:]
+    assert "not-shown" not in output
