@@ -1,7 +1,8 @@
 """Verify streaming replication with quorum commit: rows reach every replica; after the switchover drill and the
 failover drill (side_effect), no acknowledged row is lost, each old primary follows the new one, and the replication
 slots are where they should be: on the primary one per replica, each used by that replica's WAL sender, none left on
-a replica (a stale slot holds WAL forever)."""
+a replica (a stale slot holds WAL forever); the members stream over TLS, each checking the primary's certificate
+against the collection's CA and the address it dials."""
 import json
 import os
 import time
@@ -229,3 +230,48 @@ def test_upgrade_kept_every_acknowledged_row_on_every_member(lab_hosts, lab_ips)
         wait_for(lambda n=name: not acked - stored_ids(lab_hosts[n]))
         lacking = acked - stored_ids(lab_hosts[name])
         assert not lacking, "%s lacks acknowledged rows %s after the upgrade" % (name, sorted(lacking)[:10])
+
+
+# 5. TLS between members (postgres_tuned_tls): a replica streams, and pg_basebackup and pg_rewind connect, with the
+# role's upstream options (postgres_tuned_upstream_options): verify-full against the collection's CA, so a member
+# never follows a server that only answers on the primary's address.
+def wal_receiver_options(host):
+    """{keyword: value} of the connection a replica streams over, as pg_stat_wal_receiver shows it (the password
+    masked), without the address: the options every member-to-member connection of the role uses."""
+    options = dict(item.split("=", 1) for item in psql(host, "SELECT conninfo FROM pg_stat_wal_receiver").split())
+    for keyword in ("host", "hostaddr", "password"):
+        options.pop(keyword, None)
+    return options
+
+
+def connect_as_replica(host, address, options):
+    """A replication connection from host to address with options: (exit code, stderr)."""
+    conninfo = " ".join("%s=%s" % item for item in dict(options, host=address, replication="true").items())
+    result = host.run("runuser -u postgres -- psql -X -At %s -c IDENTIFY_SYSTEM", conninfo)
+    return result.rc, result.stderr
+
+
+def test_every_replica_streams_over_tls_verifying_the_primary(lab_hosts):
+    primary = current_primary(lab_hosts)
+    over_tls = psql(lab_hosts[primary],
+                    "SELECT string_agg(r.application_name || ':' || s.ssl, ',' ORDER BY r.application_name) "
+                    "FROM pg_stat_replication r JOIN pg_stat_ssl s USING (pid)")
+    assert over_tls == ",".join("%s:true" % n for n in MEMBERS if n != primary)
+    for name in MEMBERS:
+        if name != primary:
+            options = wal_receiver_options(lab_hosts[name])
+            assert options["sslmode"] == "verify-full", (name, options)
+            # the CA file beside the member's configuration, which the role writes from the collection's CA
+            config_dir = os.path.dirname(psql(lab_hosts[name], "SHOW config_file"))
+            assert options["sslrootcert"] == config_dir + "/ca.crt", (name, options)
+
+
+def test_the_upstream_options_refuse_a_server_whose_certificate_does_not_name_the_address(lab_hosts, lab_ips):
+    primary = current_primary(lab_hosts)
+    replica = next(n for n in MEMBERS if n != primary)
+    options = wal_receiver_options(lab_hosts[replica])
+    rc, stderr = connect_as_replica(lab_hosts[replica], lab_ips[primary], options)
+    assert rc == 0, stderr
+    # 127.0.0.1 reaches a member's server too (the replica's own), but no member's certificate names it
+    rc, stderr = connect_as_replica(lab_hosts[replica], "127.0.0.1", options)
+    assert rc != 0 and "does not match host name" in stderr, (rc, stderr)
