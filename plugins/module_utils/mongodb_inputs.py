@@ -3,13 +3,15 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Checks of the mongodb_rs role's inputs, run on the controller before the first change.
 
-Two kinds, each returning one sentence per problem that names the variable (never a secret's value):
+Three kinds, each returning one sentence per problem that names the variable (never a secret's value):
 - role_errors: type, range and meaning of the inputs alone (ports, names, addresses, the replica set config's
   settings document, the member fields, the WiredTiger cache size, the gate's numbers);
 - running_member_errors: what a running member cannot take from a converge (another replSetName, another
-  keyfile, another package version), each naming the procedure that can.
-Pure functions, unit tested in tests/unit/test_mongodb_inputs.py; the role reaches them through the filters
-mongodb_role_input_errors and mongodb_running_member_errors.
+  keyfile, another package version), each naming the procedure that can;
+- upgrade_package_errors: the package the upgrade playbooks are given for the target release (a file that is not
+  on the controller, a version of another release).
+Pure functions, unit tested in tests/unit/test_mongodb_inputs.py; the role and the upgrade playbooks reach them
+through the filters mongodb_role_input_errors, mongodb_running_member_errors and mongodb_upgrade_package_errors.
 """
 from __future__ import absolute_import, division, print_function
 
@@ -254,6 +256,37 @@ def package_file_version(path):
     """The version in a Debian package file's name (NAME_VERSION_ARCH.deb, Debian policy's convention), or None."""
     match = re.match(r"^[^_/]+_([^_/]+)_[^_/]+\.deb$", str(path).rsplit("/", 1)[-1])
     return match.group(1) if match else None
+
+
+def upgrade_package_errors(packages, target, file_exists, variable=PREFIX + "upgrade_packages"):
+    """What the upgrade playbooks refuse about the package given for the target release, before any change.
+
+    packages: mongodb_rs_upgrade_packages ({release: a package file on the controller, a path ending in .deb, or
+    a version of the server package in the hosts' repository}); target: the release asked for ("8.0");
+    file_exists: a function telling whether a path is a file on the controller. An absent entry is not refused
+    here: the playbooks refuse it only when a member still needs the upgrade (a resumed run may need none).
+    Whether the hosts' repository has the version is asked on each member (apt), not here."""
+    if not isinstance(packages, dict):
+        return ["%s must be a mapping of release to package file or repository version, got %r"
+                % (variable, packages)]
+    value = packages.get(target)
+    if value in (None, ""):
+        return []
+    where = "%s[%s]" % (variable, target)
+    value = str(value)
+    if value.endswith(".deb"):
+        if not file_exists(value):
+            return ["%s: %s is not a file on the controller" % (where, value)]
+        version = package_file_version(value)
+        if version is None:
+            return ["%s: %s is not named NAME_VERSION_ARCH.deb, so its release cannot be told; rename it as Debian "
+                    "names package files" % (where, value)]
+    else:
+        version = value
+    if not version.split(":", 1)[-1].startswith(target + "."):     # a Debian epoch ("1:") comes first
+        return ["%s: version %s is not of release %s (the version a member is upgraded to must be of the release "
+                "the plan checked)" % (where, version, target)]
+    return []
 
 
 def running_member_errors(current, desired, prefix=PREFIX):
