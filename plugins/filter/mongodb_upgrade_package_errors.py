@@ -36,7 +36,8 @@ EXAMPLES = r"""
     that: errors | length == 0
     fail_msg: "{{ errors }}"
   vars:
-    errors: "{{ {'8.0': '/srv/pkgs/mongodb-org-server_8.0.4_amd64.deb'} | dbops.clusters.mongodb_upgrade_package_errors('8.0') }}"
+    packages: {"8.0": /srv/pkgs/mongodb-org-server_8.0.4_amd64.deb}
+    errors: "{{ packages | dbops.clusters.mongodb_upgrade_package_errors('8.0') }}"
 """
 
 RETURN = r"""
