@@ -1,15 +1,12 @@
 """The MongoDB upgrade playbooks refuse, before any change, a package they could not upgrade the set with: a
 package file that is not on the controller or is of another release, and a repository version a member's package
 source does not have (asked on every member first, so a missing repository never stops a run half-way)."""
-import json
-import os
-import subprocess
 import sys
 
 import pytest
 
 from ansible_collections.dbops.clusters.plugins.module_utils import mongodb_inputs as inputs
-from ansible_collections.dbops.clusters.tests.unit.unreachable_playbooks import REPO, write_inventory
+from ansible_collections.dbops.clusters.tests.unit.unreachable_playbooks import run_playbook, write_inventory
 
 
 def errors(packages, target="8.0", files=()):
@@ -38,20 +35,15 @@ def test_a_package_that_cannot_upgrade_to_the_target_is_refused_naming_it(packag
     assert len(found) == 1 and words in found[0], found
 
 
-def run_upgrade(tmp_path, packages, inventory):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".collections"))
-    extra = tmp_path / "extra.json"
-    extra.write_text(json.dumps({"mongodb_rs_upgrade_target": "8.0", "mongodb_rs_upgrade_packages": packages}))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
-               "-e", "@%s" % extra, os.path.join(REPO, "playbooks", "rolling_upgrade_rs.yml")]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+def run_upgrade(packages, inventory):
+    result = run_playbook(inventory, "rolling_upgrade_rs.yml",
+                          extra={"mongodb_rs_upgrade_target": "8.0", "mongodb_rs_upgrade_packages": packages})
     return result, " ".join(result.stdout.split())      # the yaml callback folds long messages
 
 
 def test_a_package_file_missing_on_the_controller_is_refused_before_any_host_is_contacted(tmp_path):
     missing = str(tmp_path / "mongodb-org-server_8.0.4_amd64.deb")
-    result, output = run_upgrade(tmp_path, {"8.0": missing}, write_inventory(tmp_path, "mongodb", ["n1", "n2"]))
+    result, output = run_upgrade({"8.0": missing}, write_inventory(tmp_path, "mongodb", ["n1", "n2"]))
     assert result.returncode != 0
     assert "%s is not a file on the controller" % missing in output, result.stdout[-3000:]
     assert "UNREACHABLE" not in output
@@ -63,7 +55,7 @@ def test_a_version_the_package_source_lacks_is_refused_before_a_member_is_read(t
     inventory = tmp_path / "inventory.yml"
     inventory.write_text("all:\n  children:\n    mongodb:\n      hosts:\n        n1: {ansible_connection: local,"
                          " ansible_python_interpreter: %s}\n" % sys.executable)
-    result, output = run_upgrade(tmp_path, {"8.0": "8.0.4"}, inventory)
+    result, output = run_upgrade({"8.0": "8.0.4"}, inventory)
     assert result.returncode != 0
     assert ("mongodb_rs_upgrade_packages[8.0]=8.0.4: the package source of n1 has no mongodb-org-server 8.0.4"
             in output), result.stdout[-3000:]

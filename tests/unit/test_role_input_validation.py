@@ -216,6 +216,22 @@ all:
 """
 
 
+def run_whole_role(tmp_path, inventory, hosts, role, variables, check=False, timeout=120):
+    """The role's main entry point on `hosts` of the inventory text, `-c local` (hosts never contacted: a task that
+    reached one would run on this machine), its inputs as extra variables (JSON: types kept)."""
+    inventory_file = tmp_path / "inventory.yml"
+    inventory_file.write_text(inventory)
+    play = tmp_path / "play.yml"
+    play.write_text("- hosts: %s\n  gather_facts: false\n  roles:\n    - dbops.clusters.%s\n" % (hosts, role))
+    extra = tmp_path / "vars.json"
+    extra.write_text(json.dumps(variables))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory_file),
+               "-c", "local", "-e", "@%s" % extra, str(play)] + (["--check"] if check else [])
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
 def test_mongodb_rs_refuses_bad_values_before_any_task_reaches_a_host(tmp_path):
     """The role's input check is its first task after the basic assert: with several bad values it stops there,
     each named (the hosts are never contacted: a task that reached one would run on this machine)."""
@@ -223,17 +239,7 @@ def test_mongodb_rs_refuses_bad_values_before_any_task_reaches_a_host(tmp_path):
                  "mongodb_rs_package_version": "8.0.4", "mongodb_rs_port": 70000, "mongodb_rs_set_name": "rs/0",
                  "mongodb_rs_bind_ip": "0.0.0.0: {", "mongodb_rs_settings": {"electionTimeoutMilis": 5000},
                  "mongodb_rs_cache_size_gb": -1, "mongodb_rs_member": {"priority": -1}}
-    inventory_file = tmp_path / "inventory.yml"
-    inventory_file.write_text(MONGODB)
-    play = tmp_path / "play.yml"
-    play.write_text("- hosts: mongodb\n  gather_facts: false\n  roles:\n    - dbops.clusters.mongodb_rs\n")
-    extra = tmp_path / "vars.json"
-    extra.write_text(json.dumps(variables))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory_file),
-               "-c", "local", "-e", "@%s" % extra, str(play)]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    result = run_whole_role(tmp_path, MONGODB, "mongodb", "mongodb_rs", variables)
     assert result.returncode != 0
     output = result.stdout
     assert "Refuse bad input before any change" in output, output[-3000:]
@@ -267,17 +273,9 @@ FIRST_CHANGE_CASES = [
 @pytest.mark.parametrize("role, group_variable, variables, words", FIRST_CHANGE_CASES,
                          ids=[case[0] for case in FIRST_CHANGE_CASES])
 def test_bad_input_is_refused_before_db_host_prepares_the_host(tmp_path, role, group_variable, variables, words):
-    inventory_file = tmp_path / "inventory.yml"
-    inventory_file.write_text("all:\n  children:\n    members:\n      hosts: {n1: {}, n2: {}, n3: {}}\n")
-    play = tmp_path / "play.yml"
-    play.write_text("- hosts: members\n  gather_facts: false\n  roles:\n    - dbops.clusters.%s\n" % role)
-    extra = tmp_path / "vars.json"
-    extra.write_text(json.dumps(dict(variables, **{group_variable: "members"})))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(REPO, ".collections")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory_file),
-               "-c", "local", "--check", "-e", "@%s" % extra, str(play)]
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False)
+    result = run_whole_role(tmp_path, "all:\n  children:\n    members:\n      hosts: {n1: {}, n2: {}, n3: {}}\n",
+                            "members", role, dict(variables, **{group_variable: "members"}), check=True,
+                            timeout=180)
     output = result.stdout
     assert result.returncode != 0, output[-3000:]
     assert words in output, output[-3000:]
