@@ -13,6 +13,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
+
 UPGRADE_PLAYBOOK = "playbooks/rolling_upgrade_galera.yml"
 
 # Packages that are tools of the state transfer, not the server or the provider: never part of the upgrade.
@@ -162,7 +164,7 @@ def plan_upgrade(members, states, names, in_play, group="galera"):
                         % ", ".join(sorted(uuids)))
     connections = dict((member, (states.get(member) or {}).get("client_connections")) for member in members)
     writer = writer_of(members, connections)
-    order = [member for member in members if member != writer] + ([writer] if writer else [])
+    order = rolling_order(members, last=writer)
     if writer:
         why = ("%s takes the writes (%s client connections): upgraded last, after the others"
                % (writer, connections.get(writer)))

@@ -17,6 +17,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
+
 MAX_VOTING = 7
 MAX_MEMBERS = 50
 MEMBER_FIELDS = ("host", "priority", "votes", "hidden", "arbiterOnly", "tags", "secondaryDelaySecs",
@@ -432,11 +434,11 @@ def restart_order(members, allow_downtime=False, set_name=None):
     leaves the set without a primary - no writes, no majority reads - until it is back and elected again:
     PlanError naming that downtime, unless allow_downtime, in which case the primary is restarted in place
     ({"stepdown": False, "in_place": True}) and the caller gates after it as for any member."""
-    others = sorted(m["name"] for m in members if m.get("stateStr") != "PRIMARY")
     primaries = [m["name"] for m in members if m.get("stateStr") == "PRIMARY"]
     if len(primaries) != 1:
         raise PlanError("a rolling operation needs exactly one PRIMARY, found %d" % len(primaries))
     primary = primaries[0]
+    others = rolling_order(sorted(m["name"] for m in members), last=primary)[:-1]
     order = [{"host": h, "stepdown": False, "in_place": False} for h in others]
     reason = no_handover_reason(members, primary)
     if reason is None:

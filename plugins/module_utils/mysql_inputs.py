@@ -16,6 +16,7 @@ import re
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_privileges import (
     DATABASE_LEVEL, MARIADB_ALIASES, MYSQL_STATIC_GLOBAL, PrivilegeError, key_kind, parse_priv_key,
     parse_priv_list, validate_account, validate_identifier)
+from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
 
 MAX_SERVER_ID = 4294967295
 # User-name length: 32 characters on MySQL 5.7.8+ and Percona Server, 80 on MariaDB 10.6+.
@@ -287,16 +288,9 @@ def role_errors(inputs, prefix="percona_server_"):
 
 
 def restart_order(names, sources):
-    """`names` ordered for a rolling restart: replicas before their source, the deepest first, roots last.
+    """`names` ordered for a rolling restart: replicas before their source, the deepest first, roots last
+    (rolling.rolling_order, the order of every engine's rolling operations).
 
     sources: {inventory name: its source or ""} from the inventory. Ties keep the inventory order of `names`.
-    A loop (refused earlier by topology_errors) cannot hang this: depth stops at the number of hosts.
     """
-    def depth(name):
-        hops, current = 0, name
-        while sources.get(current) and hops <= len(sources):
-            current = sources[current]
-            hops += 1
-        return hops
-    ranked = sorted(enumerate(names), key=lambda pair: (-depth(pair[1]), pair[0]))
-    return [name for dummy, name in ranked]
+    return rolling_order(names, sources=sources)
