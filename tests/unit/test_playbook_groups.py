@@ -56,7 +56,7 @@ def test_the_group_named_in_the_inventory_is_the_one_checked_and_targeted(tmp_pa
                          all_vars={"pxc_galera_cluster_group": "ledger"})
     assert "matches no host" not in output, result.stdout[-3000:]
     # past the check, the next play reaches for the group's members (and finds them down)
-    assert "UNREACHABLE" in output and "n1" in output.split("PLAY [Rolling restart, gated]")[1]
+    assert "UNREACHABLE" in output and "n1" in output.split("PLAY [Find the member taking the writes]")[1]
 
 
 def test_the_group_an_importing_play_names_is_the_one_checked(tmp_path):

@@ -42,6 +42,24 @@ def test_every_member_restarted_during_the_roll(roll):
         assert roll["uptimes"][node] <= took + 2, "%s was not restarted by the rolling restart" % node
 
 
+def test_the_member_taking_the_writes_restarted_last(drill, roll, lab_ips):
+    """rolling_restart_galera.yml restarts the member with the most client sessions last (galera_writer,
+    rolling_order): the member that acknowledged the writer's last commit before the roll began has the
+    shortest uptime right after it, so the writer moved once, at the end."""
+    node_of = dict((ip, node) for node, ip in lab_ips.items())
+    before = []
+    with open(os.path.join(drill["dir"], "acks.log"), encoding="utf-8") as handle:
+        for line in handle:
+            fields = line.split()
+            if float(fields[1]) < roll["started"]:
+                before.append(fields[2])
+    assert before, "no commit acknowledged before the roll began"
+    writer = node_of[before[-1]]
+    last = min(NODES, key=lambda node: roll["uptimes"][node])
+    print("the writer used %s when the roll began; restarted last: %s (uptimes %s)" % (writer, last, roll["uptimes"]))
+    assert last == writer, "%s took the writes but %s restarted last" % (writer, last)
+
+
 def test_the_cluster_never_dropped_below_n_minus_one(samples):
     # The cluster is the Primary component: a member that is starting (or leaving) answers with its own view,
     # non-Primary and as small as 1, which says nothing about the others. Two members down at once would
