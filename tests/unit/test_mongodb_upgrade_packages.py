@@ -60,3 +60,23 @@ def test_a_version_the_package_source_lacks_is_refused_before_a_member_is_read(t
     assert ("mongodb_rs_upgrade_packages[8.0]=8.0.4: the package source of n1 has no mongodb-org-server 8.0.4"
             in output), result.stdout[-3000:]
     assert "Read this member's state" not in output, result.stdout[-3000:]
+
+
+def test_the_sharded_upgrade_asks_every_member_and_router_before_any_change(tmp_path):
+    """rolling_upgrade.yml asks the package source of every config server, shard member and router (the same
+    entry point as the replica set's, delegated from the first mongos): each one lacking the version is named, and
+    the run stops before the cluster is read. Every host is this machine, whose apt sources have no MongoDB."""
+    local = "{ansible_connection: local, ansible_python_interpreter: %s}" % sys.executable
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text("all:\n  children:\n"
+                         "    mongodb_mongos:\n      hosts:\n        r1: %s\n"
+                         "    mongodb_config:\n      hosts:\n        c1: %s\n"
+                         "    shard_a:\n      hosts:\n        a1: %s\n        a2: %s\n" % ((local,) * 4))
+    result = run_playbook(inventory, "rolling_upgrade.yml",
+                          extra={"mongodb_rs_upgrade_target": "8.0", "mongodb_rs_upgrade_packages": {"8.0": "8.0.4"},
+                                 "mongodb_rs_shard_groups": ["shard_a"]})
+    output = " ".join(result.stdout.split())
+    assert result.returncode != 0
+    assert ("mongodb_rs_upgrade_packages[8.0]=8.0.4: the package source of c1, a1, a2, r1 has no mongodb-org-server "
+            "8.0.4" in output), result.stdout[-3000:]
+    assert "Upgrade the cluster from this mongos" not in output, result.stdout[-3000:]
