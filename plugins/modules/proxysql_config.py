@@ -42,50 +42,9 @@ attributes:
     support: full
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     details: Before/after of each changed row, passwords redacted.
+extends_documentation_fragment:
+  - dbops.clusters.proxysql_login
 options:
-  login_host:
-    description: Address of ProxySQL's admin interface.
-    type: str
-    default: 127.0.0.1
-  login_port:
-    description: Port of the admin interface.
-    type: int
-    default: 6032
-  login_user:
-    description: Admin user. Required unless I(login_config_file) names one.
-    type: str
-  login_password:
-    description: Password of I(login_user). Prefer I(login_config_file).
-    type: str
-  login_config_file:
-    description: An option file (mode 0600) with C([client]) user, password, host and port of the admin interface.
-    type: path
-  login_fallback_password:
-    description:
-      - Tried when the login with the other credentials fails. A role that changes C(admin-admin_credentials)
-        and only then rewrites I(login_config_file) passes the new password here, so that a run stopped
-        between the two can still log in next time.
-    type: str
-  login_fallback_host:
-    description:
-      - Tried (with each password) when the address of I(login_config_file) refuses the connection or the
-        login. A role that changes the admin interface (C(admin-mysql_ifaces)) and only then rewrites
-        I(login_config_file) passes the new address here, so a run stopped between the two, or a file left
-        with an address the role no longer uses, never locks it out.
-    type: str
-  login_fallback_port:
-    description: Port tried with I(login_fallback_host) (or with the file's host when that is not given).
-    type: int
-  wait_timeout:
-    description:
-      - Seconds to keep trying while no address accepts a connection at all (ProxySQL starting, or moving
-        its admin interface). A refused login is not retried.
-    type: int
-    default: 0
-  connect_timeout:
-    description: Seconds to wait for the connection.
-    type: int
-    default: 10
   mysql_servers:
     description: Rows of C(mysql_servers).
     type: list
@@ -191,14 +150,15 @@ login:
   type: str
 """
 
-import time
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.dbops.clusters.plugins.module_utils import proxysql_config as planner
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
-    HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_, read_option_file)
+    HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_)
+from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
+    LOGIN_SPEC, admin_connection, fetch_rows)
 
 try:
     import pymysql
@@ -206,71 +166,11 @@ except ImportError:  # pragma: no cover - reported through HAS_PYMYSQL
     pymysql = None
 
 ROW_TABLES = [table for table in planner.TABLES if table != "global_variables"]
-ACCESS_DENIED = 1045   # ER_ACCESS_DENIED_ERROR, what ProxySQL's admin answers to a wrong password
-
-
-def admin_connection(params):
-    """(connection, which login was accepted: planner.login_attempts' label).
-
-    Keeps trying for wait_timeout seconds while ProxySQL refuses every address (not started yet, or moving
-    its admin interface); a refused login is final. The first error is reported: it names the credentials
-    the caller meant.
-    """
-    given = {"host": params["login_host"], "port": params["login_port"],
-             "connect_timeout": params["connect_timeout"], "autocommit": True}
-    if params.get("login_config_file"):
-        options = read_option_file(params["login_config_file"])
-        for key in ("user", "password", "host"):
-            if key in options:
-                given[key] = options[key]
-        if "port" in options:
-            given["port"] = int(options["port"])
-    if params.get("login_user"):
-        given["user"] = params["login_user"]
-    if params.get("login_password") is not None:
-        given["password"] = params["login_password"]
-    if not given.get("user"):
-        raise ConnectionError_("no admin user: set login_user or a user in login_config_file")
-    attempts = planner.login_attempts(given, {"password": params.get("login_fallback_password"),
-                                              "host": params.get("login_fallback_host"),
-                                              "port": params.get("login_fallback_port")})
-    deadline = time.time() + (params.get("wait_timeout") or 0)
-    while True:
-        errors = []
-        for label, kwargs in attempts:
-            try:
-                return pymysql.connect(**kwargs), label
-            except pymysql.err.MySQLError as err:
-                errors.append((kwargs, err))
-        refused_login = any(err.args and err.args[0] == ACCESS_DENIED for dummy, err in errors)
-        if refused_login or time.time() >= deadline:
-            break
-        time.sleep(0.5)
-    kwargs, err = errors[0]
-    tried = ", ".join(sorted(set("%s:%s" % (kw["host"], kw["port"]) for kw, dummy in errors)))
-    raise ConnectionError_("cannot connect to ProxySQL admin at %s:%s as %s: %s (tried %s)"
-                           % (kwargs["host"], kwargs["port"], kwargs["user"], err, tried))
-
-
-def fetch_rows(connection, table):
-    with connection.cursor(pymysql.cursors.DictCursor) as cursor:
-        cursor.execute("SELECT * FROM %s" % table)  # table names come from planner.TABLES only
-        return [dict((column, planner.as_text(value)) for column, value in row.items())
-                for row in cursor.fetchall()]
 
 
 def main():
     argument_spec = dict(
-        login_host=dict(type="str", default="127.0.0.1"),
-        login_port=dict(type="int", default=6032),
-        login_user=dict(type="str"),
-        login_password=dict(type="str", no_log=True),
-        login_config_file=dict(type="path"),
-        login_fallback_password=dict(type="str", no_log=True),
-        login_fallback_host=dict(type="str"),
-        login_fallback_port=dict(type="int"),
-        wait_timeout=dict(type="int", default=0),
-        connect_timeout=dict(type="int", default=10),
+        LOGIN_SPEC,
         global_variables=dict(type="dict"),
         prune=dict(type="list", elements="str", default=[]),
         save_to_disk=dict(type="bool", default=True),

@@ -200,7 +200,7 @@ class FakeProxySQL:
 def admin_login(tmp_path, monkeypatch):
     """login(accepted, file_password, fallback, ...) -> (result or the error, logins tried in order)."""
     pymysql = pytest.importorskip("pymysql")
-    from ansible_collections.dbops.clusters.plugins.modules import proxysql_config as module
+    from ansible_collections.dbops.clusters.plugins.module_utils import proxysql_admin as module
     from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import ConnectionError_
 
     def login(accepted, file_password, fallback=None, file_port=6032, listening=6032, fallback_port=None,

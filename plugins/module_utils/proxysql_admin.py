@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ProxySQL's admin interface for the collection's ProxySQL modules: one login policy, one argument spec.
+
+admin_connection tries the credentials file first, then the inventory's password and address (see
+proxysql_config.login_attempts for why); while no address accepts a connection at all (ProxySQL starting, or
+moving its admin interface) it keeps trying for wait_timeout seconds; a refused login is final.
+"""
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.dbops.clusters.plugins.module_utils import proxysql_config as planner
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
+    ConnectionError_, read_option_file)
+
+try:
+    import pymysql
+except ImportError:  # pragma: no cover - the modules report it through mysql_connection.HAS_PYMYSQL
+    pymysql = None
+
+ACCESS_DENIED = 1045   # ER_ACCESS_DENIED_ERROR, what ProxySQL's admin answers to a wrong password
+
+# The login options of every ProxySQL module (doc fragment dbops.clusters.proxysql_login).
+LOGIN_SPEC = dict(
+    login_host=dict(type="str", default="127.0.0.1"),
+    login_port=dict(type="int", default=6032),
+    login_user=dict(type="str"),
+    login_password=dict(type="str", no_log=True),
+    login_config_file=dict(type="path"),
+    login_fallback_password=dict(type="str", no_log=True),
+    login_fallback_host=dict(type="str"),
+    login_fallback_port=dict(type="int"),
+    wait_timeout=dict(type="int", default=0),
+    connect_timeout=dict(type="int", default=10),
+)
+
+
+def admin_connection(params):
+    """(connection, which login was accepted: planner.login_attempts' label).
+
+    Keeps trying for wait_timeout seconds while ProxySQL refuses every address (not started yet, or moving
+    its admin interface); a refused login is final. The first error is reported: it names the credentials
+    the caller meant.
+    """
+    given = {"host": params["login_host"], "port": params["login_port"],
+             "connect_timeout": params["connect_timeout"], "autocommit": True}
+    if params.get("login_config_file"):
+        options = read_option_file(params["login_config_file"])
+        for key in ("user", "password", "host"):
+            if key in options:
+                given[key] = options[key]
+        if "port" in options:
+            given["port"] = int(options["port"])
+    if params.get("login_user"):
+        given["user"] = params["login_user"]
+    if params.get("login_password") is not None:
+        given["password"] = params["login_password"]
+    if not given.get("user"):
+        raise ConnectionError_("no admin user: set login_user or a user in login_config_file")
+    attempts = planner.login_attempts(given, {"password": params.get("login_fallback_password"),
+                                              "host": params.get("login_fallback_host"),
+                                              "port": params.get("login_fallback_port")})
+    deadline = time.time() + (params.get("wait_timeout") or 0)
+    while True:
+        errors = []
+        for label, kwargs in attempts:
+            try:
+                return pymysql.connect(**kwargs), label
+            except pymysql.err.MySQLError as err:
+                errors.append((kwargs, err))
+        refused_login = any(err.args and err.args[0] == ACCESS_DENIED for dummy, err in errors)
+        if refused_login or time.time() >= deadline:
+            break
+        time.sleep(0.5)
+    kwargs, err = errors[0]
+    tried = ", ".join(sorted(set("%s:%s" % (kw["host"], kw["port"]) for kw, dummy in errors)))
+    raise ConnectionError_("cannot connect to ProxySQL admin at %s:%s as %s: %s (tried %s)"
+                           % (kwargs["host"], kwargs["port"], kwargs["user"], err, tried))
+
+
+def fetch_rows(connection, table):
+    with connection.cursor(pymysql.cursors.DictCursor) as cursor:
+        cursor.execute("SELECT * FROM %s" % table)  # table names come from planner.TABLES only
+        return [dict((column, planner.as_text(value)) for column, value in row.items())
+                for row in cursor.fetchall()]
+
+
+# ------------------------------------------------------------------------------------------------ drain
+
+class DrainError(Exception):
+    """The backend cannot be drained or put back as asked (not a backend here, no other server to serve)."""
+
+
+def drain_plan(state, hostname, port, memory_rows, disk_rows):
+    """What proxysql_drain does on one proxy: [(sql, args)] to run before LOAD MYSQL SERVERS TO RUNTIME (empty:
+    nothing to change), and why. Pure; rows are mysql_servers rows as text ({hostgroup_id, hostname, port,
+    weight}), memory_rows the whole memory table, disk_rows the whole disk table (the declared configuration).
+
+    drained: weight 0 on every row of the backend. ProxySQL opens no new connection to a server of weight 0,
+      and its Galera monitor makes the heaviest other member the writer; a status of OFFLINE_SOFT would not do:
+      the Galera monitor puts a healthy member back ONLINE at its next check. Refused when a hostgroup of the
+      backend has no other server of weight above 0 (its traffic would have nowhere to go).
+    online: the weights of the disk table (what the proxysql role saved) back on the backend's rows.
+    """
+    port = str(port)
+    mine = [row for row in memory_rows if row["hostname"] == hostname and str(row["port"]) == port]
+    if not mine:
+        raise DrainError("%s:%s is not a backend of this proxy (no row of mysql_servers)" % (hostname, port))
+    if state == "drained":
+        if all(str(row["weight"]) == "0" for row in mine):
+            return [], "%s:%s has weight 0 already: no new connection goes to it" % (hostname, port)
+        for hostgroup in sorted(set(str(row["hostgroup_id"]) for row in mine), key=int):
+            others = [row for row in memory_rows if str(row["hostgroup_id"]) == hostgroup
+                      and (row["hostname"], str(row["port"])) != (hostname, port) and str(row["weight"]) != "0"]
+            if not others:
+                raise DrainError("%s:%s is the only server of hostgroup %s with a weight above 0: drained, that "
+                                 "hostgroup's traffic would have nowhere to go (switch its role to another server "
+                                 "first)" % (hostname, port, hostgroup))
+        return ([("UPDATE mysql_servers SET weight=0 WHERE hostname=%s AND port=%s", (hostname, int(port)))],
+                "weight 0 on every row of %s:%s (was %s): no new connection, the Galera writer moves to the "
+                "heaviest other member" % (hostname, port, ", ".join(
+                    "%s in hostgroup %s" % (row["weight"], row["hostgroup_id"]) for row in mine)))
+    saved = dict((str(row["hostgroup_id"]), str(row["weight"])) for row in disk_rows
+                 if row["hostname"] == hostname and str(row["port"]) == port)
+    missing = sorted(str(row["hostgroup_id"]) for row in mine if str(row["hostgroup_id"]) not in saved)
+    if missing:
+        raise DrainError("%s:%s has no saved row for hostgroup %s in disk.mysql_servers: the weight to put back "
+                         "is unknown (run the proxysql role, which saves its rows)"
+                         % (hostname, port, ", ".join(missing)))
+    statements = [("UPDATE mysql_servers SET weight=%s WHERE hostgroup_id=%s AND hostname=%s AND port=%s",
+                   (int(saved[str(row["hostgroup_id"])]), int(row["hostgroup_id"]), hostname, int(port)))
+                  for row in mine if str(row["weight"]) != saved[str(row["hostgroup_id"])]]
+    if not statements:
+        return [], "%s:%s has its saved weights" % (hostname, port)
+    return statements, "the saved weights back on %s:%s (%s)" % (hostname, port, ", ".join(
+        "%s in hostgroup %s" % (saved[str(row["hostgroup_id"])], row["hostgroup_id"]) for row in mine))

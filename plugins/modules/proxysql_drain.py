@@ -1,0 +1,201 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: dbops.clusters contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: proxysql_drain
+short_description: Drain one backend of a ProxySQL proxy before a planned stop, and put it back after
+version_added: 0.4.0
+description:
+  - I(state=drained) gives every row of the backend in C(mysql_servers) weight 0 and loads the servers to runtime.
+    The proxy opens no new connection to it, and its Galera monitor makes the heaviest other member the writer.
+    The module then waits until no connection of the proxy's pool to the backend is in use
+    (C(stats_mysql_connection_pool.ConnUsed)), at most I(drain_timeout) seconds, and says how many were still
+    in use. Sessions ProxySQL cannot move (in a transaction, after a statement that disables multiplexing) finish
+    first or are the ones still in use at the timeout.
+  - A status of C(OFFLINE_SOFT) would not hold, since ProxySQL 2.7's Galera monitor puts a healthy member back
+    C(ONLINE) at its next check.
+  - I(state=online) puts back the weights saved in C(disk.mysql_servers) (what the proxysql role declared and
+    saved) and waits until the runtime has the backend C(ONLINE) in a hostgroup. Nothing is saved to disk in
+    either state, so a proxy that restarts meanwhile comes back with the declared weights.
+  - Refused, before any change, for a backend that is not in C(mysql_servers) and for a drain that would leave a
+    hostgroup of the backend without another server of weight above 0.
+extends_documentation_fragment:
+  - dbops.clusters.proxysql_login
+attributes:
+  check_mode:
+    support: full
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    details: Reads the tables and returns the statements it would run; waits for nothing.
+  diff_mode:
+    support: full
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    details: The backend's weights before and after.
+options:
+  hostname:
+    description: The backend's address as C(mysql_servers) names it.
+    type: str
+    required: true
+  port:
+    description: The backend's port.
+    type: int
+    default: 3306
+  state:
+    description: C(drained) before the backend stops, C(online) once it serves again.
+    type: str
+    choices: [drained, online]
+    default: drained
+  drain_timeout:
+    description: Seconds to wait for the backend's connections to end (C(drained)) or for it to be C(ONLINE) again
+      (C(online)).
+    type: int
+    default: 30
+requirements:
+  - PyMySQL on the host the module runs on
+author:
+  - dbops.clusters maintainers (@dbops)
+"""
+
+EXAMPLES = r"""
+- name: Drain g1 on this proxy
+  dbops.clusters.proxysql_drain:
+    login_config_file: /root/.proxysql-admin.cnf
+    hostname: 10.0.0.11
+    state: drained
+"""
+
+RETURN = r"""
+changed:
+  description: Whether the backend's weights changed.
+  returned: always
+  type: bool
+reason:
+  description: What was done and why, in words.
+  returned: always
+  type: str
+queries:
+  description: The statements run (or planned, in check mode), before C(LOAD MYSQL SERVERS TO RUNTIME).
+  returned: always
+  type: list
+  elements: str
+in_use:
+  description: Connections of the proxy's pool to the backend still in use when the module returned.
+  returned: when state is drained, outside check mode
+  type: int
+drained:
+  description: Whether no connection to the backend was in use before I(drain_timeout).
+  returned: when state is drained, outside check mode
+  type: bool
+waited_s:
+  description: Seconds waited for the drain or for the backend to be ONLINE.
+  returned: outside check mode
+  type: float
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
+    HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_)
+from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
+    LOGIN_SPEC, DrainError, admin_connection, drain_plan, fetch_rows)
+
+try:
+    import pymysql
+except ImportError:  # pragma: no cover - reported through HAS_PYMYSQL
+    pymysql = None
+
+POLL_S = 0.2
+
+
+def value(connection, sql, args):
+    with connection.cursor() as cursor:
+        cursor.execute(sql, args)
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def weights(rows, hostname, port):
+    return dict(("hostgroup %s" % row["hostgroup_id"], row["weight"]) for row in rows
+                if row["hostname"] == hostname and str(row["port"]) == str(port))
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(
+        LOGIN_SPEC,
+        hostname=dict(type="str", required=True),
+        port=dict(type="int", default=3306),
+        state=dict(type="str", choices=["drained", "online"], default="drained"),
+        drain_timeout=dict(type="int", default=30),
+    ), supports_check_mode=True)
+    if not HAS_PYMYSQL:
+        module.fail_json(msg=missing_required_lib("PyMySQL"), exception=PYMYSQL_IMPORT_ERROR)
+    params = module.params
+    hostname, port, state = params["hostname"], params["port"], params["state"]
+    if params["drain_timeout"] < 0:
+        module.fail_json(msg="drain_timeout=%s: must be 0 or more seconds" % params["drain_timeout"])
+    result = dict(changed=False, reason="", queries=[])
+    try:
+        connection, dummy = admin_connection(params)
+    except ConnectionError_ as err:
+        module.fail_json(msg=str(err), **result)
+    try:
+        memory = fetch_rows(connection, "mysql_servers")
+        disk = fetch_rows(connection, "disk.mysql_servers")
+        statements, result["reason"] = drain_plan(state, hostname, port, memory, disk)
+    except DrainError as err:
+        module.fail_json(msg=str(err), **result)
+    except pymysql.err.MySQLError as err:
+        module.fail_json(msg="reading ProxySQL's mysql_servers failed: %s" % err, **result)
+    result["queries"] = [sql % tuple(repr(arg) for arg in args) for sql, args in statements]
+    if statements:
+        result["changed"] = True
+        before = weights(memory, hostname, port)
+        after = dict(before, **dict(("hostgroup %s" % args[1], str(args[0])) for sql, args in statements
+                                    if len(args) == 4))
+        if state == "drained":
+            after = dict((key, "0") for key in before)
+        result["diff"] = {"before": before, "after": after}
+    if module.check_mode:
+        module.exit_json(**result)
+    try:
+        with connection.cursor() as cursor:
+            for sql, args in statements:
+                cursor.execute(sql, args)
+            if statements:
+                cursor.execute("LOAD MYSQL SERVERS TO RUNTIME")
+        started = time.time()
+        if state == "drained":
+            sql = ("SELECT COALESCE(SUM(ConnUsed), 0) FROM stats_mysql_connection_pool "
+                   "WHERE srv_host=%s AND srv_port=%s")
+            in_use = int(value(connection, sql, (hostname, port)))
+            while in_use and time.time() - started < params["drain_timeout"]:
+                time.sleep(POLL_S)
+                in_use = int(value(connection, sql, (hostname, port)))
+            result.update(in_use=in_use, drained=in_use == 0, waited_s=round(time.time() - started, 2))
+            result["reason"] += "; %s" % ("no connection in use after %.1f s" % result["waited_s"] if not in_use else
+                                          "%d connection(s) still in use after %d s: they end when it stops"
+                                          % (in_use, params["drain_timeout"]))
+        else:
+            sql = "SELECT COUNT(*) FROM runtime_mysql_servers WHERE hostname=%s AND port=%s AND status='ONLINE'"
+            while not int(value(connection, sql, (hostname, port))):
+                if time.time() - started >= params["drain_timeout"]:
+                    module.fail_json(msg="%s:%s is not ONLINE in any hostgroup of the runtime %d s after its weights "
+                                         "were put back (ProxySQL's monitor keeps it out: is it serving?)"
+                                         % (hostname, port, params["drain_timeout"]), **result)
+                time.sleep(POLL_S)
+            result["waited_s"] = round(time.time() - started, 2)
+            result["reason"] += "; ONLINE in the runtime after %.1f s" % result["waited_s"]
+    except pymysql.err.MySQLError as err:
+        module.fail_json(msg="ProxySQL's admin interface failed: %s" % err, **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
