@@ -26,7 +26,7 @@ import pymysql
 
 
 def connect(host, args, password):
-    return pymysql.connect(host=host, user=args.user, password=password, database=args.database,
+    return pymysql.connect(host=host, port=args.port, user=args.user, password=password, database=args.database,
                            autocommit=True, connect_timeout=2, read_timeout=5, write_timeout=5)
 
 
@@ -60,6 +60,11 @@ def sample(hosts, args, password, path, stop):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--hosts", required=True)
+    parser.add_argument("--port", type=int, default=3306)
+    # Through ProxySQL: a statement naming a variable (@@hostname) keeps the client's session on one backend for
+    # good (ProxySQL stops multiplexing it), so a drain could never move it. Without it, each commit may go to
+    # whichever member the proxy chooses, as an application's plain INSERTs do.
+    parser.add_argument("--no-node", action="store_true", help="do not record the member that wrote each row")
     parser.add_argument("--user", required=True)
     parser.add_argument("--password-file", required=True)
     parser.add_argument("--database", required=True)
@@ -88,6 +93,8 @@ def main():
         next_id = cursor.fetchone()[0] + 1
     setup.close()
 
+    insert = ("INSERT INTO `%s` (id) VALUES (%%s)" if args.no_node
+              else "INSERT INTO `%s` (id, node) VALUES (%%s, @@hostname)") % args.table
     stop_sampling = threading.Event()
     sampler = None
     if args.sample_file:
@@ -112,7 +119,7 @@ def main():
                 if connection is None:
                     connection = connect(host, args, password)
                 with connection.cursor() as cursor:
-                    cursor.execute("INSERT INTO `%s` (id, node) VALUES (%%s, @@hostname)" % args.table, (next_id,))
+                    cursor.execute(insert, (next_id,))
                 acks.write("%d\n" % next_id)
                 acks.flush()
                 last_host = host
