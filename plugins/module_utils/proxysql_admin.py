@@ -84,7 +84,7 @@ def admin_connection(params):
 
 def fetch_rows(connection, table):
     with connection.cursor(pymysql.cursors.DictCursor) as cursor:
-        cursor.execute("SELECT * FROM %s" % table)  # table names come from planner.TABLES only
+        cursor.execute("SELECT * FROM %s" % table)  # table names are the modules' constants, never input
         return [dict((column, planner.as_text(value)) for column, value in row.items())
                 for row in cursor.fetchall()]
 
