@@ -95,15 +95,17 @@ class DrainError(Exception):
     """The backend cannot be drained or put back as asked (not a backend here, no other server to serve)."""
 
 
-def drain_plan(state, hostname, port, memory_rows, disk_rows):
+def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=()):
     """What proxysql_drain does on one proxy: [(sql, args)] to run before LOAD MYSQL SERVERS TO RUNTIME (empty:
     nothing to change), and why. Pure; rows are mysql_servers rows as text ({hostgroup_id, hostname, port,
-    weight}), memory_rows the whole memory table, disk_rows the whole disk table (the declared configuration).
+    weight, status}), memory_rows the whole memory table, disk_rows the whole disk table (the declared
+    configuration), runtime_rows runtime_mysql_servers (where the monitors have put each server).
 
     drained: weight 0 on every row of the backend. ProxySQL opens no new connection to a server of weight 0,
       and its Galera monitor makes the heaviest other member the writer; a status of OFFLINE_SOFT would not do:
       the Galera monitor puts a healthy member back ONLINE at its next check. Refused when a hostgroup of the
-      backend has no other server of weight above 0 (its traffic would have nowhere to go).
+      backend, declared or in the runtime, has no other server of weight above 0 (its traffic would have
+      nowhere to go: the writer of an async or Group Replication topology, which a monitor alone put there).
     online: the weights of the disk table (what the proxysql role saved) back on the backend's rows.
     """
     port = str(port)
@@ -120,6 +122,16 @@ def drain_plan(state, hostname, port, memory_rows, disk_rows):
                 raise DrainError("%s:%s is the only server of hostgroup %s with a weight above 0: drained, that "
                                  "hostgroup's traffic would have nowhere to go (switch its role to another server "
                                  "first)" % (hostname, port, hostgroup))
+        serving = sorted(set(str(row["hostgroup_id"]) for row in runtime_rows if row["hostname"] == hostname
+                             and str(row["port"]) == port and row.get("status") == "ONLINE"), key=int)
+        for hostgroup in serving:
+            others = [row for row in runtime_rows if str(row["hostgroup_id"]) == hostgroup
+                      and (row["hostname"], str(row["port"])) != (hostname, port)
+                      and str(row["weight"]) != "0" and row.get("status") != "OFFLINE_HARD"]
+            if not others:
+                raise DrainError("%s:%s is the only server of runtime hostgroup %s: drained, that hostgroup's "
+                                 "traffic would have nowhere to go (switch its role to another server first)"
+                                 % (hostname, port, hostgroup))
         return ([("UPDATE mysql_servers SET weight=0 WHERE hostname=%s AND port=%s", (hostname, int(port)))],
                 "weight 0 on every row of %s:%s (was %s): no new connection, the Galera writer moves to the "
                 "heaviest other member" % (hostname, port, ", ".join(

@@ -24,7 +24,8 @@ description:
     saved) and waits until the runtime has the backend C(ONLINE) in a hostgroup. Nothing is saved to disk in
     either state, so a proxy that restarts meanwhile comes back with the declared weights.
   - Refused, before any change, for a backend that is not in C(mysql_servers) and for a drain that would leave a
-    hostgroup of the backend without another server of weight above 0.
+    hostgroup of the backend, declared or in the runtime, without another server of weight above 0 (the writer of
+    an async or Group Replication topology, which its monitor alone put in the writer hostgroup).
 extends_documentation_fragment:
   - dbops.clusters.proxysql_login
 attributes:
@@ -148,7 +149,8 @@ def main():
     try:
         memory = fetch_rows(connection, "mysql_servers")
         disk = fetch_rows(connection, "disk.mysql_servers")
-        statements, result["reason"] = drain_plan(state, hostname, port, memory, disk)
+        runtime = fetch_rows(connection, "runtime_mysql_servers")
+        statements, result["reason"] = drain_plan(state, hostname, port, memory, disk, runtime)
     except DrainError as err:
         module.fail_json(msg=str(err), **result)
     except pymysql.err.MySQLError as err:

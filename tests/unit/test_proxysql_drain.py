@@ -57,3 +57,31 @@ def test_online_without_a_saved_weight_is_refused():
     memory = rows((10, "g1", 0), (10, "g2", 100000))
     with pytest.raises(DrainError, match="no saved row for hostgroup 10"):
         drain_plan("online", "g1", 3306, memory, rows((10, "g2", 100000)))
+
+
+def runtime(*spec):
+    return [{"hostgroup_id": str(hg), "hostname": host, "port": "3306", "weight": str(weight), "status": status}
+            for hg, host, weight, status in spec]
+
+
+def test_a_writer_only_the_runtime_has_in_its_hostgroup_is_refused():
+    """Group Replication with the super_read_only monitor: every member is declared a reader, the monitor alone
+    puts the primary in the writer hostgroup. Draining it would leave the writes nowhere to go."""
+    declared = rows((20, "gr1", 1000), (20, "gr2", 1000), (20, "gr3", 1000))
+    live = runtime((10, "gr1", 1000, "ONLINE"), (20, "gr1", 1000, "ONLINE"), (20, "gr2", 1000, "ONLINE"),
+                   (20, "gr3", 1000, "ONLINE"))
+    with pytest.raises(DrainError, match="only server of runtime hostgroup 10"):
+        drain_plan("drained", "gr1", 3306, declared, declared, live)
+    assert drain_plan("drained", "gr2", 3306, declared, declared, live)[0]        # a secondary can go
+
+
+def test_the_galera_writer_can_be_drained_the_monitor_keeps_the_others_as_candidates():
+    """ProxySQL's Galera monitor keeps the other members in the writer hostgroup as SHUNNED: candidates."""
+    live = runtime((10, "g1", 10000000, "ONLINE"), (10, "g2", 100000, "SHUNNED"), (10, "g3", 1000, "SHUNNED"),
+                   (12, "g2", 100000, "ONLINE"), (12, "g3", 1000, "ONLINE"), (20, "g2", 100000, "ONLINE"),
+                   (20, "g3", 1000, "ONLINE"))
+    assert drain_plan("drained", "g1", 3306, GALERA, GALERA, live)[0]
+    assert drain_plan("drained", "g2", 3306, GALERA, GALERA, live)[0]
+    gone = runtime((10, "g1", 10000000, "ONLINE"), (10, "g2", 100000, "OFFLINE_HARD"), (10, "g3", 0, "SHUNNED"))
+    with pytest.raises(DrainError, match="only server of runtime hostgroup 10"):
+        drain_plan("drained", "g1", 3306, GALERA, GALERA, gone)
