@@ -11,8 +11,8 @@ MEMBERS = ("g1", "g2", "g3")
 PROXIES = ("p1", "p2")
 WRITER_RECORD = "drill-planned"
 # The longest pause between two acknowledged commits while the members restarted: the writer moves once per
-# drain (about 0.3-0.4 s measured on the 2-core lab machine, a commit every 20 ms).
-GAP_LIMIT_S = 1.5
+# drain (0.3-1.1 s measured over four runs on the 2-core lab machine, a commit every 20 ms).
+GAP_LIMIT_S = 2.0
 
 
 @pytest.fixture(scope="module")
