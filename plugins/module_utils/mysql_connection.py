@@ -61,19 +61,23 @@ def read_option_file(path):
         return parse_groups(handle.read(), ("client", "mysql"))
 
 
+def option_file_login(path):
+    """PyMySQL keyword arguments an option file's [client] group gives: user, password, host, port, unix_socket."""
+    options = read_option_file(path)
+    kwargs = dict((key, options[key]) for key in ("user", "password", "host") if key in options)
+    if "port" in options:
+        kwargs["port"] = int(options["port"])
+    if "socket" in options:
+        kwargs["unix_socket"] = options["socket"]
+    return kwargs
+
+
 def connection_kwargs(params):
     """PyMySQL keyword arguments from the module's login_* parameters."""
     kwargs = {"user": params.get("login_user") or "root", "connect_timeout": params.get("connect_timeout") or 10,
               "autocommit": True, "charset": "utf8mb4"}
     if params.get("login_config_file"):
-        options = read_option_file(params["login_config_file"])
-        for key in ("user", "password", "host"):
-            if key in options:
-                kwargs[key] = options[key]
-        if "port" in options:
-            kwargs["port"] = int(options["port"])
-        if "socket" in options:
-            kwargs["unix_socket"] = options["socket"]
+        kwargs.update(option_file_login(params["login_config_file"]))
     if params.get("login_password") is not None:
         kwargs["password"] = params["login_password"]
     if params.get("login_host"):

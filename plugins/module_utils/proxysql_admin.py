@@ -15,7 +15,7 @@ import time
 
 from ansible_collections.dbops.clusters.plugins.module_utils import proxysql_config as planner
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
-    ConnectionError_, read_option_file)
+    ConnectionError_, option_file_login)
 
 try:
     import pymysql
@@ -49,12 +49,9 @@ def admin_connection(params):
     given = {"host": params["login_host"], "port": params["login_port"],
              "connect_timeout": params["connect_timeout"], "autocommit": True}
     if params.get("login_config_file"):
-        options = read_option_file(params["login_config_file"])
-        for key in ("user", "password", "host"):
-            if key in options:
-                given[key] = options[key]
-        if "port" in options:
-            given["port"] = int(options["port"])
+        # ProxySQL's admin interface listens on TCP only: a socket in the file is not for it
+        given.update((key, value) for key, value in option_file_login(params["login_config_file"]).items()
+                     if key != "unix_socket")
     if params.get("login_user"):
         given["user"] = params["login_user"]
     if params.get("login_password") is not None:
