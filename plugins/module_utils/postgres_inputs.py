@@ -187,4 +187,52 @@ def role_errors(inputs):
     errors += access_errors(inputs.get("access"))
     errors += user_errors(inputs.get("users"))
     errors += database_errors(inputs.get("databases"), inputs.get("users"))
+    if "ha" in inputs:
+        errors += patroni_errors(inputs)
+    return errors
+
+
+def patroni_errors(inputs):
+    """Refusals of the high-availability inputs (only the mode itself in manual mode)."""
+    mode = inputs.get("ha")
+    if mode not in ("patroni", "manual"):
+        return ["%sha=%r must be patroni or manual" % (PREFIX, mode)]
+    if mode != "patroni":
+        return []
+    errors = []
+    for name in ("patroni_etcd_password", "patroni_rest_password"):
+        if not isinstance(inputs.get(name), str) or not inputs.get(name):
+            errors.append("%s%s is required with %sha=patroni (no default password)" % (PREFIX, name, PREFIX))
+    for name in ("patroni_etcd_user", "patroni_rest_user"):
+        if not isinstance(inputs.get(name), str) or not _NAME_RE.match(inputs.get(name) or ""):
+            errors.append("%s%s=%r must be a plain user name" % (PREFIX, name, inputs.get(name)))
+    for name in ("patroni_scope",):
+        if not isinstance(inputs.get(name), str) or not _NAME_RE.match(inputs.get(name) or ""):
+            errors.append("%s%s=%r must be a plain name (letters, digits, _ and -)" % (PREFIX, name, inputs.get(name)))
+    namespace = inputs.get("patroni_namespace")
+    if not isinstance(namespace, str) or not re.match(r"^/([A-Za-z0-9_.-]+/)*$", namespace):
+        errors.append("%spatroni_namespace=%r must be a key prefix such as /service/" % (PREFIX, namespace))
+    errors += int_errors("patroni_rest_port", inputs.get("patroni_rest_port"), 1, 65535)
+    errors += int_errors("patroni_etcd_port", inputs.get("patroni_etcd_port"), 1, 65535)
+    if _integer(inputs.get("patroni_rest_port")) == _integer(inputs.get("port")):
+        errors.append("%spatroni_rest_port and %sport must differ" % (PREFIX, PREFIX))
+    timing = [int_errors("patroni_ttl", inputs.get("patroni_ttl"), 20, 3600, " (Patroni's minimum is 20)"),
+              int_errors("patroni_loop_wait", inputs.get("patroni_loop_wait"), 1, 600),
+              int_errors("patroni_retry_timeout", inputs.get("patroni_retry_timeout"), 3, 600)]
+    errors += sum(timing, [])
+    if not any(timing):
+        names = ("patroni_ttl", "patroni_loop_wait", "patroni_retry_timeout")
+        ttl, loop, retry = (_integer(inputs.get(name)) for name in names)
+        if loop + 2 * retry > ttl:
+            errors.append("%spatroni_loop_wait + 2 * %spatroni_retry_timeout (%d) must not exceed %spatroni_ttl "
+                          "(%d): a leader would lose its key before it noticed etcd was unreachable"
+                          % (PREFIX, PREFIX, loop + 2 * retry, PREFIX, ttl))
+    errors += int_errors("patroni_maximum_lag_on_failover", inputs.get("patroni_maximum_lag_on_failover"), 0)
+    if inputs.get("patroni_watchdog") not in ("off", "automatic", "required"):
+        errors.append("%spatroni_watchdog=%r must be off, automatic or required"
+                      % (PREFIX, inputs.get("patroni_watchdog")))
+    etcd_hosts = inputs.get("patroni_etcd_hosts")
+    if not etcd_hosts:
+        errors.append("%spatroni_etcd_group=%r names no inventory host: Patroni needs the etcd members"
+                      % (PREFIX, inputs.get("patroni_etcd_group")))
     return errors
