@@ -273,9 +273,11 @@ def _check(cert_path, key_path, ca_cert_path, ca_key_path, common_name, subject_
             raise _Reason("%s is not self-signed" % cert_path)
 
     if common_name is not None:
+        # an empty common name: the certificate must have none (etcd refuses a gateway client that has one)
         names = [attribute.value for attribute in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
-        if names != [str(common_name)]:
-            raise _Reason("%s has the common name %s, not %s" % (cert_path, ", ".join(names) or "(none)", common_name))
+        if names != ([str(common_name)] if str(common_name) else []):
+            raise _Reason("%s has the common name %s, not %s" % (cert_path, ", ".join(names) or "(none)",
+                                                                  common_name or "(none)"))
     if subject_alt_names is not None:
         wanted = set(_normal_san(name) for name in subject_alt_names)
         present = _cert_sans(cert)
@@ -283,6 +285,16 @@ def _check(cert_path, key_path, ca_cert_path, ca_key_path, common_name, subject_
             changes = ["lack " + ", ".join(sorted(wanted - present))] if wanted - present else []
             changes += ["still have " + ", ".join(sorted(present - wanted))] if present - wanted else []
             raise _Reason("the subject alternative names of %s %s" % (cert_path, " and ".join(changes)))
+    if not is_ca and len(cert.subject) == 0:
+        # RFC 5280 4.2.1.6: with an empty subject the SAN extension is critical; OpenSSL 3 refuses the certificate
+        # otherwise ("Subject empty and Subject Alt Name extension not critical"), Go accepts it.
+        try:
+            critical = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).critical
+        except x509.ExtensionNotFound:
+            critical = False
+        if not critical:
+            raise _Reason("%s has an empty subject and a subject alternative name extension that is not critical"
+                          % cert_path)
     if extended_key_usage is not None:
         wanted = set(_normal_eku(name) for name in extended_key_usage)
         usages = _extension(cert, x509.ExtendedKeyUsage)

@@ -36,7 +36,7 @@ def _key(size=2048):
 
 
 def _name(common_name):
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)] if common_name else [])
 
 
 def _general_name(text):
@@ -61,12 +61,12 @@ def make_ca(key, common_name="dbops.clusters CA", days=3650, ca=True, key_cert_s
     return builder.sign(key, hashes.SHA256())
 
 
-def make_cert(key, ca_cert, ca_key, common_name="db1", sans=SANS, eku=EKU, days=825):
+def make_cert(key, ca_cert, ca_key, common_name="db1", sans=SANS, eku=EKU, days=825, san_critical=False):
     """A server certificate as the role's ownca step makes it: SANs in the given order, EKU, SKI and AKI."""
     builder = (x509.CertificateBuilder().subject_name(_name(common_name)).issuer_name(ca_cert.subject)
                .public_key(key.public_key()).serial_number(x509.random_serial_number())
                .not_valid_before(NOW - datetime.timedelta(days=2)).not_valid_after(NOW + datetime.timedelta(days=days))
-               .add_extension(x509.SubjectAlternativeName([_general_name(s) for s in sans]), critical=False)
+               .add_extension(x509.SubjectAlternativeName([_general_name(s) for s in sans]), critical=san_critical)
                .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
                .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(
                    ca_cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value), critical=False))
@@ -197,6 +197,17 @@ def test_a_missing_ca_certificate_is_a_reason(pki):
 
 def test_another_common_name_is_a_reason(pki):
     assert pki["reason"](common_name="db9") == "%s has the common name db1, not db9" % pki["cert"]
+
+
+def test_an_empty_common_name_wants_a_certificate_without_one(pki, keys):
+    """etcd's gateway refuses a client certificate with a common name: the etcd role asks for none."""
+    assert pki["reason"](common_name="") == "%s has the common name db1, not (none)" % pki["cert"]
+    write_cert(pki["cert"], make_cert(keys["db1"], pki["ca_cert"], keys["ca"], common_name=""))
+    assert pki["reason"](common_name="") == \
+        "%s has an empty subject and a subject alternative name extension that is not critical" % pki["cert"]
+    write_cert(pki["cert"], make_cert(keys["db1"], pki["ca_cert"], keys["ca"], common_name="", san_critical=True))
+    assert pki["reason"](common_name="") == ""
+    assert pki["reason"](common_name="db1") == "%s has the common name (none), not db1" % pki["cert"]
 
 
 def test_a_new_subject_alternative_name_is_a_reason(pki):
