@@ -86,6 +86,7 @@ class Client(object):
         self.user = user
         self.password = password
         self.token = None
+        self.auth_off = False
         self.opener = opener
         self.context = None
         if opener is None:
@@ -114,7 +115,8 @@ class Client(object):
                 answer = json.loads(err.read().decode("utf-8") or "{}")
             except ValueError:
                 answer = {}
-            raise EtcdError("%s%s: HTTP %s %s" % (self.endpoint, path, err.code, answer.get("error") or err.reason),
+            raise EtcdError("%s%s: HTTP %s %s" % (self.endpoint, path, err.code,
+                                                  answer.get("error") or answer.get("message") or err.reason),
                             status=err.code, body=answer)
         except (URLError, socket.timeout, ssl.SSLError, OSError, ValueError) as err:
             raise EtcdError("%s%s: %s" % (self.endpoint, path, getattr(err, "reason", None) or err))
@@ -127,8 +129,13 @@ class Client(object):
     def call(self, path, body=None, auth=True):
         """POST body (a dict) to path; GET when body is None. Adds the token when a user is set and auth is
         true; a refused token (expired, or the member restarted) is renewed once."""
-        if auth and self.user and self.token is None:
-            self.authenticate()
+        if auth and self.user and self.token is None and not self.auth_off:
+            try:
+                self.authenticate()
+            except EtcdError as err:
+                if not is_auth_not_enabled(err):
+                    raise
+                self.auth_off = True        # nothing to log in to: requests go without a token
         try:
             return self._open(path, body, self.token if auth else None)
         except EtcdError as err:
@@ -396,16 +403,19 @@ def member_health(params, endpoint, opener=None):
 def survey(params, opener=None):
     """(members, statuses by member id, endpoint statuses): the member list from the first endpoint that answers,
     then /v3/maintenance/status and /health from every endpoint given and every member's client URLs."""
+    list_error = None
     try:
         answer, dummy = ask_any(params, params["endpoints"], "/v3/cluster/member/list", {}, opener)
         members = normalize_members(answer)
-    except EtcdError:
-        members = []
+    except EtcdError as err:
+        members, list_error = [], str(err)
     urls = []
     for url in list(params["endpoints"]) + [u for m in members for u in m["client_urls"]]:
         if url.rstrip("/") not in urls:
             urls.append(url.rstrip("/"))
     seen = [member_health(params, url, opener) for url in urls]
+    if list_error:
+        seen.append({"endpoint": "member list", "health": None, "reason": list_error, "member_id": ""})
     statuses = {}
     for status in seen:
         if status["member_id"] and (status["member_id"] not in statuses or status["health"]):

@@ -72,10 +72,8 @@ def address_errors(addresses):
     return errors
 
 
-def user_errors(users, member_names):
-    """etcd_users: [{name, password, prefix}]. A name is its role's name too; never root; never a member host's
-    name: with client certificate authentication, etcd takes a gRPC client's certificate common name (a
-    member's inventory name) as the user when no token is given."""
+def user_errors(users):
+    """etcd_users: [{name, password, prefix}]. A name is its role's name too; never root (the role manages it)."""
     if not isinstance(users, list):
         return ["etcd_users must be a list of {name, password, prefix}"]
     errors, names = [], []
@@ -92,8 +90,6 @@ def user_errors(users, member_names):
             errors.append("%s name %r: letters, digits, '_', '.', '-' (at most 63)" % (label, name))
         elif name == "root":
             errors.append("%s is root: the role manages root from etcd_root_password" % label)
-        elif name in member_names:
-            errors.append("%s name %s is a member's name: its certificate would authenticate as that user" % (label, name))
         elif name in names:
             errors.append("%s name %s is listed twice" % (label, name))
         names.append(name)
@@ -117,8 +113,6 @@ def role_errors(inputs):
         if not NAME.match(str(host)):
             errors.append("member %r: an etcd member is named by its inventory name: letters, digits, '_', '.', '-'"
                           % host)
-    if "root" in members:
-        errors.append("member root: a host named root would authenticate as etcd's root user by its certificate")
     errors += address_errors(inputs.get("addresses") or {})
     errors += int_errors("etcd_client_port", inputs.get("client_port"), 1, 65535)
     errors += int_errors("etcd_peer_port", inputs.get("peer_port"), 1, 65535)
@@ -155,5 +149,5 @@ def role_errors(inputs):
     if not isinstance(password, str) or len(password) < 8 or "\n" in password:
         errors.append("etcd_root_password is required: one line of at least 8 characters (set it from a vault); "
                       "it is root's password once authentication is on")
-    errors += user_errors(inputs.get("users"), members)
+    errors += user_errors(inputs.get("users"))
     return errors

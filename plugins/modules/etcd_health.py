@@ -98,8 +98,10 @@ from ansible_collections.dbops.clusters.plugins.module_utils.etcd import (
 
 
 def look(params):
-    members, statuses, dummy = survey(params)
+    members, statuses, seen = survey(params)
     verdict = health_verdict(members, statuses, params.get("expect_members"))
+    if not members:
+        verdict["reasons"] += [s["reason"] for s in seen if s["endpoint"] == "member list"]
     by_id = dict((m["id"], m["name"] or m["id"]) for m in members)
     status = {}
     for member_id, seen in statuses.items():

@@ -252,3 +252,16 @@ def test_survey_reads_every_member_and_its_health():
     assert statuses["1"]["health"] is True and statuses["2"]["health"] is None
     verdict = health_verdict(members, statuses)
     assert not verdict["ok"] and verdict["unhealthy"] == ["e2"]
+
+
+def test_a_login_is_skipped_while_authentication_is_off():
+    """With root's password given before authentication is on (the first run), requests go without a token."""
+    def opener(request, timeout):
+        path = request.full_url.split(":2379", 1)[1]
+        if path == "/v3/auth/authenticate":
+            raise EtcdError("x", status=400, body={"code": 9, "message": "etcdserver: authentication is not enabled"})
+        assert request.headers.get("Authorization") is None
+        return {"members": []}
+    c = Client("https://h:2379", None, None, None, user="root", password="pw", opener=opener)
+    assert c.call("/v3/cluster/member/list", {}) == {"members": []}
+    assert c.auth_off

@@ -82,7 +82,6 @@ def test_the_root_password_is_required_and_never_shown(password):
 
 def test_users():
     assert any("etcd_users[0] is root" in e for e in errors(users=[{"name": "root", "password": "x", "prefix": "/"}]))
-    assert any("is a member's name" in e for e in errors(users=[{"name": "e1", "password": "x", "prefix": "/"}]))
     found = errors(users=[{"name": "patroni", "password": "", "prefix": "service"},
                           {"name": "patroni", "password": "secret words", "prefix": "/x/", "role": "r"}])
     assert any("etcd_users[0] (patroni) needs a password" in e for e in found)
@@ -91,8 +90,3 @@ def test_users():
     assert any("unknown keys role" in e for e in found)
     assert not any("secret words" in e for e in found)
     assert errors(users="patroni") == ["etcd_users must be a list of {name, password, prefix}"]
-
-
-def test_a_host_named_root_is_refused():
-    found = errors(members=["root", "e2", "e3"], addresses={"root": "10.0.0.1", "e2": "10.0.0.2", "e3": "10.0.0.3"})
-    assert any("member root" in e for e in found)
