@@ -151,12 +151,12 @@ def test_the_replaced_member_is_gone_and_its_replacement_joined(lab_ips):
 @pytest.mark.parametrize("name", MEMBERS)
 def test_files_and_data_on_each_member(lab_hosts, name):
     host = lab_hosts[name]
+    assert not host.file("/etc/etcd/dbops/initial.env").exists, "the initial settings outlive the first start"
     key = host.file("/etc/etcd/tls/host.key")
     assert (key.user, key.group, key.mode) == ("etcd", "etcd", 0o600)
     env = host.file("/etc/etcd/dbops/etcd.env")
     assert env.mode == 0o640 and "ETCD_CLIENT_CERT_AUTH=true" in env.content_string
     assert "ETCD_PEER_CLIENT_CERT_AUTH=true" in env.content_string
-    assert not host.file("/etc/etcd/dbops/initial.env").exists, "the initial settings outlive the first start"
     assert not host.file("/var/lib/etcd/default").exists, "the package's default member's data is there"
     assert host.file("/var/lib/etcd/dbops/member").is_directory
     assert not host.file("/usr/sbin/policy-rc.d").exists
