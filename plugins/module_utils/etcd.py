@@ -23,11 +23,8 @@ import json
 import socket
 import ssl
 
-try:
-    from urllib.request import Request, urlopen
-    from urllib.error import HTTPError, URLError
-except ImportError:  # pragma: no cover  # Python 2 has no place on the lab's hosts; sanity imports it there
-    from urllib2 import Request, urlopen, HTTPError, URLError  # type: ignore
+from urllib.error import HTTPError, URLError
+from urllib.request import Request, urlopen
 
 LOGIN_ARGUMENT_SPEC = dict(
     endpoints=dict(type="list", elements="str", required=True),

@@ -120,8 +120,8 @@ def role_errors(inputs):
             int_value(inputs.get("client_port")) == int_value(inputs.get("peer_port")):
         errors.append("etcd_client_port and etcd_peer_port are both %s" % inputs.get("client_port"))
     data_dir = inputs.get("data_dir")
-    if not isinstance(data_dir, str) or not data_dir.startswith("/") or posixpath.normpath(data_dir) in ("/", "/var",
-                                                                                                       "/var/lib"):
+    if not isinstance(data_dir, str) or not data_dir.startswith("/") \
+            or posixpath.normpath(data_dir) in ("/", "/var", "/var/lib"):
         errors.append("etcd_data_dir=%r: an absolute path of a directory of its own" % (data_dir,))
     elif posixpath.normpath(data_dir) == PACKAGE_DEFAULT_DATA:
         errors.append("etcd_data_dir=%s is the Debian package's default single-member data, which the role "

@@ -37,7 +37,6 @@ options:
         description: The user's password.
         type: str
         required: true
-        no_log: true
       prefix:
         description: Key prefix the user reads and writes (C(/service/)).
         type: str
