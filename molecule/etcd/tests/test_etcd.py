@@ -139,6 +139,9 @@ def test_the_other_two_wrote_while_the_leader_was_killed(lab_ips):
     assert len(during) >= 20, "the two others must go on writing while %s is down" % killed
     assert all(a[2] != url(lab_ips, killed) for a in during)
     assert summary["max_gap_seconds"] <= MAX_WRITE_GAP_SECONDS, summary
+    answer = client(lab_ips, "e2", PATRONI).call("/v3/kv/range", {
+        "key": b64("/service/drill-kill/"), "range_end": b64("/service/drill-kill0"), "count_only": True})
+    assert int(answer.get("count", 0)) == summary["acked"], "every acknowledged write is there"
 
 
 def test_the_replaced_member_is_gone_and_its_replacement_joined(lab_ips):
@@ -163,7 +166,33 @@ def test_files_and_data_on_each_member(lab_hosts, name):
     assert host.service("etcd").is_running and host.service("etcd").is_enabled
 
 
-def test_the_client_files_for_patroni(lab_hosts):
-    host = lab_hosts["e1"]
+# Runs inside a host as a Patroni process would: the client files of the `client` entry point, the user, password
+# and URL read from stdin (the test feeds them with printf), a put and a get through the gateway (urllib, ssl).
+CLIENT_ON_HOST = """
+import base64, json, ssl, sys, urllib.request
+user, password, url = sys.stdin.read().split("\\n")[:3]
+ctx = ssl.create_default_context(cafile="/etc/etcd-client/ca.crt")
+ctx.load_cert_chain("/etc/etcd-client/client.crt", "/etc/etcd-client/client.key")
+def call(path, body, token=None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = token
+    request = urllib.request.Request(url + path, json.dumps(body).encode(), headers)
+    return json.load(urllib.request.urlopen(request, context=ctx, timeout=5))
+token = call("/v3/auth/authenticate", {"name": user, "password": password})["token"]
+b64 = lambda s: base64.b64encode(s.encode()).decode()
+call("/v3/kv/put", {"key": b64("/service/from-host"), "value": b64("ok")}, token)
+kvs = call("/v3/kv/range", {"key": b64("/service/from-host")}, token)["kvs"]
+print(base64.b64decode(kvs[0]["value"]).decode())
+"""
+
+
+@pytest.mark.parametrize("name", ["e1", "e4"])
+def test_the_client_files_for_patroni_work_on_the_host(lab_hosts, lab_ips, name):
+    host = lab_hosts[name]
     assert host.file("/etc/etcd-client/client.key").mode == 0o600
-    assert host.file("/etc/etcd-client/ca.crt").exists and host.file("/etc/etcd-client/client.crt").exists
+    subject = host.run("openssl x509 -in /etc/etcd-client/client.crt -noout -subject")
+    assert subject.stdout.strip() == "subject=", "a gateway client certificate must have no common name"
+    result = host.run("printf '%%s\\n%%s\\n%%s\\n' %s %s %s | python3 -c %s", PATRONI[0], PATRONI[1],
+                      url(lab_ips, "e2"), CLIENT_ON_HOST)
+    assert result.rc == 0 and result.stdout.strip() == "ok", result.stderr
