@@ -276,8 +276,8 @@ def _check(cert_path, key_path, ca_cert_path, ca_key_path, common_name, subject_
         # an empty common name: the certificate must have none (etcd refuses a gateway client that has one)
         names = [attribute.value for attribute in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
         if names != ([str(common_name)] if str(common_name) else []):
-            raise _Reason("%s has the common name %s, not %s" % (cert_path, ", ".join(names) or "(none)",
-                                                                  common_name or "(none)"))
+            raise _Reason("%s has the common name %s, not %s"
+                          % (cert_path, ", ".join(names) or "(none)", common_name or "(none)"))
     if subject_alt_names is not None:
         wanted = set(_normal_san(name) for name in subject_alt_names)
         present = _cert_sans(cert)

@@ -36,7 +36,7 @@ def test_every_collection_called_is_a_declared_dependency():
 def test_each_engines_modules_share_one_module_defaults_group():
     with open(os.path.join(REPO, "meta", "runtime.yml")) as handle:
         groups = yaml.safe_load(handle)["action_groups"]
-    for engine in ("mysql", "postgres", "mongodb"):
+    for engine in ("mysql", "postgres", "mongodb", "etcd"):
         fragment = "dbops.clusters.%s_login" % engine
         expected = []
         for path in sorted(glob.glob(os.path.join(REPO, "plugins", "modules", "*.py"))):

@@ -25,6 +25,8 @@ PLAYBOOKS = {
     "rolling_upgrade.yml": ("mongodb_rs_mongos_group", "mongodb_mongos", False),
     "rolling_upgrade_galera.yml": ("pxc_galera_cluster_group", "galera", False),
     "rolling_upgrade_rs.yml": ("mongodb_rs_group", "mongodb", True),
+    "rolling_restart_etcd.yml": ("etcd_group", "etcd", False),
+    "etcd_replace_member.yml": ("etcd_group", "etcd", True),
 }
 # Plays that act on the cluster target an in-memory group cluster_group.yml (or pg_whole_group.yml) fills; these
 # playbooks pick their hosts otherwise (the lab's own, or hosts a first play on `all` names from variables), and
