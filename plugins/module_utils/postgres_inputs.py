@@ -213,7 +213,6 @@ def patroni_errors(inputs):
     if not isinstance(namespace, str) or not re.match(r"^/([A-Za-z0-9_.-]+/)*$", namespace):
         errors.append("%spatroni_namespace=%r must be a key prefix such as /service/" % (PREFIX, namespace))
     errors += int_errors("patroni_rest_port", inputs.get("patroni_rest_port"), 1, 65535)
-    errors += int_errors("patroni_etcd_port", inputs.get("patroni_etcd_port"), 1, 65535)
     if _integer(inputs.get("patroni_rest_port")) == _integer(inputs.get("port")):
         errors.append("%spatroni_rest_port and %sport must differ" % (PREFIX, PREFIX))
     timing = [int_errors("patroni_ttl", inputs.get("patroni_ttl"), 20, 3600, " (Patroni's minimum is 20)"),

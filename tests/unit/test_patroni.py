@@ -77,7 +77,7 @@ def test_values_compare_as_patroni_stores_them(have, want, same):
 def patroni_inputs(**changes):
     inputs = dict(ha="patroni", patroni_etcd_user="patroni", patroni_etcd_password="x", patroni_rest_user="patroni",
                   patroni_rest_password="y", patroni_scope="postgres", patroni_namespace="/service/",
-                  patroni_rest_port=8008, patroni_etcd_port=2379, port=5432, patroni_ttl=20, patroni_loop_wait=2,
+                  patroni_rest_port=8008, port=5432, patroni_ttl=20, patroni_loop_wait=2,
                   patroni_retry_timeout=5, patroni_maximum_lag_on_failover=1048576, patroni_watchdog="automatic",
                   patroni_etcd_group="etcd", patroni_etcd_hosts=["e1", "e2", "e3"])
     inputs.update(changes)

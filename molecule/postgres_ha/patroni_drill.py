@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Patroni failover drills through the VIP, with a client that commits a row every --pause seconds and records each.
+
+Runs on the controller (the VIP is on the podman bridge). The client commits one row per transaction through
+HAProxy's write port and the row records inet_server_addr(), so each acknowledgement says which member took it.
+Each drill acts through `podman exec` / `podman network`, stamped inside the container right before the fault,
+then waits until Patroni reports one running leader and every member streaming again:
+
+  postgres_kill   kill -9 the leader's postmaster: Patroni restarts it in place (crash recovery), no failover
+  patroni_kill    kill -9 Patroni on the leader: systemd starts it again; PostgreSQL never stopped
+  switchover      the planned switchover (the --switchover command: pg_switchover.yml through Patroni)
+  etcd_one_down   stop etcd on one replica's host: the other two keep quorum, nothing happens
+  etcd_quorum_lost stop etcd on both replicas' hosts: no member can renew the leader key; the leader demotes
+                  itself (read-only) and writes stop until quorum returns
+  network_cut     disconnect the leader's network: it cannot renew its key, demotes itself; a replica takes over
+                  after ttl; while cut, the old leader must answer read-only
+  network_back    reconnect it: it rejoins as a replica of the new leader by itself (pg_rewind if needed)
+  rolling_restart rolling_restart_postgres.yml: each replica restarted through Patroni, then a switchover
+
+Output in --out: requests.jsonl (every request), acks.txt (acknowledged ids), events.json, results.json.
+The password is read from a 0600 file, never from the command line.
+
+    patroni_drill.py --vip IP --user app --password-file F --database app --members pg1=ctr=ip,... --network NET
+             --api-ca CA --switchover CMD_JSON --out DIR
+"""
+import argparse
+import json
+import os
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+import psycopg2
+
+# The lab helpers every drill shares (podman, stamped faults, waiting, the drill lock): ha_failover's drill.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ha_failover"))
+from drill import podman, run_alone, stamped, wait_until  # noqa: E402  pylint: disable=wrong-import-position
+
+TABLE = "ha_writes"
+PATRONI = "patroni@17-main"
+
+
+
+
+
+
+class Client(threading.Thread):
+    """Commits a row per transaction through the VIP; records start, end, outcome and member of each."""
+
+    def __init__(self, args, password, out):
+        super().__init__(daemon=True)
+        self.args, self.password = args, password
+        self.requests, self.stop = [], threading.Event()
+        self.acks = open(os.path.join(out, "acks.txt"), "w", encoding="utf-8")  # pylint: disable=consider-using-with
+        self.next_id = 1
+
+    def connect(self):
+        # tcp_user_timeout: a member cut off mid-commit fails the request in 2 s instead of hanging the client
+        return psycopg2.connect(host=self.args.vip, port=self.args.port, user=self.args.user,
+                                password=self.password, dbname=self.args.database, sslmode="require",
+                                connect_timeout=2, tcp_user_timeout=2000, keepalives_idle=1,
+                                keepalives_interval=1, keepalives_count=2)
+
+    def run(self):
+        connection = None
+        while not self.stop.is_set():
+            row_id, self.next_id = self.next_id, self.next_id + 1   # never reuse an id that may have landed
+            record = {"id": row_id, "start": time.time()}
+            try:
+                if connection is None:
+                    connection = self.connect()
+                with connection.cursor() as cursor:
+                    cursor.execute("INSERT INTO %s (id, node) VALUES (%%s, host(inet_server_addr())) RETURNING node"
+                                   % TABLE, (row_id,))
+                    member = cursor.fetchone()[0]
+                connection.commit()
+                record.update(end=time.time(), ok=True, member=member)
+                self.acks.write("%d\n" % row_id)
+                self.acks.flush()
+            except (psycopg2.Error, OSError) as err:
+                record.update(end=time.time(), ok=False, error="%s: %s" % (type(err).__name__, str(err).strip()[:200]))
+                try:
+                    if connection is not None:
+                        connection.close()
+                except psycopg2.Error:
+                    pass
+                connection = None
+            self.requests.append(record)
+            time.sleep(self.args.pause)
+        self.acks.close()
+
+
+class Patroni:
+    """Reads the cluster from the members' REST APIs (the CA verifies them)."""
+
+    def __init__(self, members, ca_file):
+        self.members = members
+        self.context = ssl.create_default_context(cafile=ca_file)
+
+    def cluster(self, skip=()):
+        for name, (dummy, address) in self.members.items():
+            if name in skip:
+                continue
+            try:
+                with urllib.request.urlopen("https://%s:8008/cluster" % address, timeout=2,
+                                            context=self.context) as response:
+                    return json.load(response)
+            except (OSError, ValueError):
+                continue
+        return {}
+
+    def leader(self, skip=()):
+        for member in self.cluster(skip).get("members", []):
+            if member.get("role") == "leader" and member.get("state") == "running":
+                return member["name"]
+        return None
+
+    def settled(self, skip=()):
+        """One running leader and every other member streaming on the leader's timeline."""
+        members = self.cluster(skip).get("members", [])
+        leaders = [m for m in members if m.get("role") == "leader" and m.get("state") == "running"]
+        others = [m for m in members if m.get("role") != "leader"]
+        return (len(members) == len(self.members) and len(leaders) == 1
+                and all(m.get("state") == "streaming" and m.get("timeline") == leaders[0].get("timeline")
+                        for m in others))
+
+
+
+
+def in_recovery(container):
+    """What the member's own server says through its socket: True (read-only), False (primary), None (it refuses
+    sessions: starting, shutting down or stopped)."""
+    result = subprocess.run(["podman", "exec", container, "runuser", "-u", "postgres", "--", "psql", "-XAtc",
+                             "SELECT pg_is_in_recovery()"], capture_output=True, text=True, timeout=30, check=False)
+    return {"t": True, "f": False}.get(result.stdout.strip())
+
+
+def run_playbook(argv_json, drill, event, out):
+    """Run an operations playbook (JSON argv) while the client writes; its output in OUT/DRILL.log."""
+    result = subprocess.run(json.loads(argv_json), capture_output=True, text=True, timeout=900, check=False)
+    event(drill, "done", rc=result.returncode)
+    with open(os.path.join(out, drill + ".log"), "w", encoding="utf-8") as handle:
+        handle.write(result.stdout + result.stderr)
+    if result.returncode != 0:
+        raise SystemExit("%s failed: see %s/%s.log" % (drill, out, drill))
+
+
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--vip", required=True)
+    parser.add_argument("--port", type=int, default=5000)
+    parser.add_argument("--user", required=True)
+    parser.add_argument("--password-file", required=True)
+    parser.add_argument("--database", required=True)
+    parser.add_argument("--members", required=True, help="name=container=address,...")
+    parser.add_argument("--network", required=True)
+    parser.add_argument("--api-ca", required=True, help="the CA of Patroni's REST API certificates")
+    parser.add_argument("--switchover", required=True, help="JSON argv of the planned switchover")
+    parser.add_argument("--rolling-restart", required=True, help="JSON argv of the rolling restart")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--pause", type=float, default=0.05)
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds of traffic after each drill settled")
+    args = parser.parse_args()
+
+    run_alone()
+    with open(args.password_file, encoding="utf-8") as handle:
+        password = handle.read().strip()
+    os.makedirs(args.out, exist_ok=True)
+    members = {}
+    for item in args.members.split(","):
+        name, container, address = item.split("=")
+        members[name] = (container, address)
+    patroni = Patroni(members, args.api_ca)
+    if not wait_until(patroni.settled, 60, step=0.2):
+        raise SystemExit("the cluster is not settled before the drills: %s" % patroni.cluster())
+
+    setup = psycopg2.connect(host=args.vip, port=args.port, user=args.user, password=password,
+                             dbname=args.database, sslmode="require", connect_timeout=5)
+    setup.autocommit = True
+    with setup.cursor() as cursor:
+        cursor.execute("CREATE TABLE IF NOT EXISTS %s (id bigint PRIMARY KEY, node text, "
+                       "at timestamptz DEFAULT clock_timestamp())" % TABLE)
+        cursor.execute("TRUNCATE %s" % TABLE)
+    setup.close()
+
+    client = Client(args, password, args.out)
+    events = []
+
+    def event(drill, what, at=None, **extra):
+        entry = dict(drill=drill, what=what, at=at if at is not None else time.time(), **extra)
+        events.append(entry)
+        print("%.3f %-16s %s %s" % (entry["at"], drill, what, json.dumps(extra) if extra else ""), flush=True)
+
+    def settle(drill, timeout=90, skip=()):
+        if not wait_until(lambda: patroni.settled(skip), timeout, step=0.2):
+            event(drill, "not_settled", cluster=patroni.cluster(skip))
+            raise SystemExit("%s: the cluster did not settle within %d s" % (drill, timeout))
+        event(drill, "settled", leader=patroni.leader(skip))
+        time.sleep(args.settle)
+
+    client.start()
+    time.sleep(args.settle)
+    try:
+        leader = patroni.leader()
+        container = members[leader][0]
+        postmaster = podman("exec", container, "head", "-1", "/var/lib/postgresql/17/main/postmaster.pid").strip()
+        event("postgres_kill", "kill", stamped(container, "kill -9 %s" % postmaster), leader=leader)
+        # Patroni notices within loop_wait and starts PostgreSQL again in place (crash recovery), still leading
+        started = wait_until(lambda: podman("exec", container, "head", "-1", "/var/lib/postgresql/17/main/"
+                                            "postmaster.pid", check=False).strip() not in ("", postmaster)
+                             and in_recovery(container) is False, 60, step=0.5)
+        event("postgres_kill", "restarted" if started else "not_restarted", member=leader)
+        settle("postgres_kill")
+
+        leader = patroni.leader()
+        container = members[leader][0]
+        main_pid = podman("exec", container, "systemctl", "show", "-P", "MainPID", PATRONI).strip()
+        event("patroni_kill", "kill", stamped(container, "systemctl kill -s KILL %s" % PATRONI), leader=leader)
+        # systemd starts Patroni again (Restart=on-failure); it finds PostgreSQL running and keeps leading
+        restarted = wait_until(lambda: podman("exec", container, "systemctl", "show", "-P", "MainPID", PATRONI,
+                                              check=False).strip() not in ("", "0", main_pid), 30, step=0.2)
+        event("patroni_kill", "restarted" if restarted else "not_restarted", member=leader)
+        settle("patroni_kill")
+
+        leader = patroni.leader()
+        event("switchover", "start", leader=leader)
+        run_playbook(args.switchover, "switchover", event, args.out)
+        settle("switchover")
+
+        leader = patroni.leader()
+        replicas = [name for name in members if name != leader]
+        event("etcd_one_down", "stop", stamped(members[replicas[0]][0], "systemctl stop etcd"), member=replicas[0])
+        time.sleep(3 * args.settle)
+        event("etcd_one_down", "leader_after", leader=patroni.leader())
+        stamped(members[replicas[0]][0], "systemctl start etcd")
+        settle("etcd_one_down")
+
+        leader = patroni.leader()
+        replicas = [name for name in members if name != leader]
+        at = stamped(members[replicas[0]][0], "systemctl stop etcd")
+        at = min(at, stamped(members[replicas[1]][0], "systemctl stop etcd"))
+        event("etcd_quorum_lost", "stop", at, members=replicas, leader=leader)
+        demoted = wait_until(lambda: in_recovery(members[leader][0]), 60, step=0.5)
+        event("etcd_quorum_lost", "leader_read_only" if demoted else "leader_still_primary", member=leader)
+        for name in replicas:
+            stamped(members[name][0], "systemctl start etcd")
+        event("etcd_quorum_lost", "quorum_back")
+        settle("etcd_quorum_lost", timeout=120)
+
+        leader = patroni.leader()
+        container = members[leader][0]
+        event("network_cut", "disconnect", stamped(container, "true"), leader=leader)
+        podman("network", "disconnect", args.network, container)
+        # Cut off from etcd, the leader demotes at once: a fast shutdown refuses new sessions and ends the open
+        # ones, then (once its WAL senders give up, wal_sender_timeout) it starts again as a replica.
+        refused = wait_until(lambda: in_recovery(container) is not False, 60, step=0.2)
+        event("network_cut", "old_leader_refuses_writes" if refused else "old_leader_still_primary", member=leader)
+        new_leader = wait_until(lambda: patroni.leader(skip=(leader,)) not in (None, leader)
+                                and patroni.leader(skip=(leader,)), 90)
+        event("network_cut", "new_leader", leader=new_leader)
+        demoted = wait_until(lambda: in_recovery(container), 90, step=0.5)
+        event("network_cut", "old_leader_read_only" if demoted else "old_leader_still_primary", member=leader)
+        time.sleep(args.settle)
+        event("network_back", "connect", stamped(container, "true"), member=leader)
+        podman("network", "connect", "--ip", members[leader][1], args.network, container)
+        settle("network_back", timeout=120)
+        event("network_back", "rejoined", member=leader,
+              role=[m.get("role") for m in patroni.cluster().get("members", []) if m.get("name") == leader])
+
+        leader = patroni.leader()
+        event("rolling_restart", "start", leader=leader)
+        run_playbook(args.rolling_restart, "rolling_restart", event, args.out)
+        settle("rolling_restart")
+    finally:
+        client.stop.set()
+        client.join(30)
+        with open(os.path.join(args.out, "requests.jsonl"), "w", encoding="utf-8") as handle:
+            for record in client.requests:
+                handle.write(json.dumps(record) + "\n")
+        with open(os.path.join(args.out, "events.json"), "w", encoding="utf-8") as handle:
+            json.dump({"events": events, "members": {n: a for n, (c, a) in members.items()}}, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()
