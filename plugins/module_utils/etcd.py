@@ -24,7 +24,10 @@ import socket
 import ssl
 
 from urllib.error import HTTPError, URLError
-from urllib.request import Request, urlopen
+from urllib.request import Request
+
+from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
+from ansible.module_utils.urls import SSLValidationError, open_url
 
 LOGIN_ARGUMENT_SPEC = dict(
     endpoints=dict(type="list", elements="str", required=True),
@@ -85,8 +88,9 @@ class Client(object):
         self.token = None
         self.auth_off = False
         self.opener = opener
-        self.context = None
+        self.tls = dict(ca_path=ca_cert, client_cert=client_cert or None, client_key=client_key or None)
         if opener is None:
+            # read here, so a missing or unreadable file is named before any request
             try:
                 context = ssl.create_default_context(cafile=ca_cert)
                 if client_cert:
@@ -94,18 +98,19 @@ class Client(object):
             except (IOError, OSError, ssl.SSLError) as err:
                 raise EtcdError("cannot use the TLS files (ca_cert %s, client_cert %s, client_key %s): %s"
                                 % (ca_cert, client_cert, client_key, err))
-            self.context = context
 
     def _open(self, path, body, token):
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Content-Type": "application/json"}
         if token:
             headers["Authorization"] = token
-        request = Request(self.endpoint + path, data=data, headers=headers)
         if self.opener is not None:
-            return self.opener(request, self.timeout)
+            return self.opener(Request(self.endpoint + path, data=data, headers=headers), self.timeout)
         try:
-            response = urlopen(request, timeout=self.timeout, context=self.context)
+            # the server's certificate and name are checked against the CA; no proxy, no netrc: cluster traffic
+            response = open_url(self.endpoint + path, data=data, headers=headers,
+                                method="GET" if data is None else "POST", timeout=self.timeout,
+                                validate_certs=True, use_proxy=False, use_netrc=False, **self.tls)
             return json.loads(response.read().decode("utf-8") or "{}")
         except HTTPError as err:
             try:
@@ -115,7 +120,8 @@ class Client(object):
             raise EtcdError("%s%s: HTTP %s %s" % (self.endpoint, path, err.code,
                                                   answer.get("error") or answer.get("message") or err.reason),
                             status=err.code, body=answer)
-        except (URLError, socket.timeout, ssl.SSLError, OSError, ValueError) as err:
+        except (URLError, UrlsConnectionError, SSLValidationError, socket.timeout, ssl.SSLError, OSError,
+                ValueError) as err:
             raise EtcdError("%s%s: %s" % (self.endpoint, path, getattr(err, "reason", None) or err))
 
     def authenticate(self):

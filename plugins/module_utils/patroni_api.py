@@ -14,13 +14,12 @@ __metaclass__ = type
 
 import base64
 import json
+import socket
 import ssl
+from urllib.error import HTTPError, URLError
 
-try:  # Python 3
-    from urllib.request import Request, urlopen
-    from urllib.error import HTTPError, URLError
-except ImportError:  # pragma: no cover - Python 2 is not supported by the collection
-    Request = urlopen = HTTPError = URLError = None
+from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
+from ansible.module_utils.urls import SSLValidationError, open_url
 
 # The options every patroni_* module takes to reach the REST API (the patroni_api doc fragment documents them).
 API_SPEC = dict(
@@ -51,24 +50,26 @@ class PatroniApi(object):
             token = base64.b64encode(('%s:%s' % (username, password)).encode('utf-8')).decode('ascii')
             self.auth = 'Basic ' + token
         # The server's certificate is verified against the collection's CA, its name against the URL's host.
-        self.context = ssl.create_default_context(cafile=ca_file) if ca_file else None
+        self.ca_file = ca_file or None
 
     def call(self, url, method='GET', body=None, timeout=None):
         """One request to one URL: (status, parsed JSON or text). HTTP error statuses are answers too. Patroni
         answers a restart or a switchover once it is done: give those their own, longer timeout."""
         data = json.dumps(body).encode('utf-8') if body is not None else None
-        request = Request(url, data=data, method=method)
-        request.add_header('Accept', 'application/json')
+        headers = {'Accept': 'application/json'}
         if data is not None:
-            request.add_header('Content-Type', 'application/json')
+            headers['Content-Type'] = 'application/json'
         if self.auth and method != 'GET':
-            request.add_header('Authorization', self.auth)
+            headers['Authorization'] = self.auth
         try:
-            response = urlopen(request, timeout=timeout or self.timeout, context=self.context)
+            # no proxy, no netrc: this is cluster traffic; the certificate is checked when the URL is https
+            response = open_url(url, data=data, headers=headers, method=method, timeout=timeout or self.timeout,
+                                validate_certs=True, ca_path=self.ca_file, use_proxy=False, use_netrc=False)
             status, text = response.status, response.read().decode('utf-8', 'replace')
         except HTTPError as e:
             status, text = e.code, e.read().decode('utf-8', 'replace')
-        except (URLError, OSError, ValueError) as e:
+        except (URLError, UrlsConnectionError, SSLValidationError, socket.timeout, ssl.SSLError, OSError,
+                ValueError) as e:
             raise PatroniError('%s %s: %s' % (method, url, getattr(e, 'reason', e)))
         try:
             return status, json.loads(text)

@@ -1,6 +1,7 @@
 """The PGDG apt source and package names postgres_tuned renders (roles/postgres_tuned/vars/main.yml): the suite is
 the host's codename + '-pgdg', the source is trusted only with the PGDG key (signed-by), and the packages name the
 major. molecule postgres_tuned runs the same path in check mode on a fresh host (pgdg_check.yml)."""
+import ast
 import os
 
 import jinja2
@@ -36,5 +37,10 @@ def test_pgdg_source_is_signed_by_the_pgdg_key_with_the_codename_suite(codename)
 
 @pytest.mark.parametrize("major", [13, 16, 18])
 def test_packages_name_the_major(major):
-    packages = render(load("vars")["postgres_tuned_packages"], postgres_tuned_version=major)
+    # a list built by one Jinja expression: Ansible turns its rendered text back into the list
+    packages = ast.literal_eval(render(load("vars")["postgres_tuned_packages"], postgres_tuned_version=major,
+                                       postgres_tuned_ha="manual"))
     assert packages == ["postgresql-%d" % major, "postgresql-client-%d" % major, "python3-psycopg2"]
+    packages = ast.literal_eval(render(load("vars")["postgres_tuned_packages"], postgres_tuned_version=major,
+                                       postgres_tuned_ha="patroni"))
+    assert packages[3:] == ["patroni", "python3-etcd"]       # Patroni's etcd3 store needs python3-etcd
