@@ -15,8 +15,10 @@ CONFIG = "/etc/patroni/17-main.d"
 # systemd restarts it (1 s) and it answers again; a switchover is a clean shutdown, a promotion and HAProxy's
 # rise; one etcd member down changes nothing; the network cut is Patroni's ttl (20 s) plus loop_wait and
 # HAProxy's checks; the reconnected member's rejoin touches no write.
-GAP_BOUNDS_S = {"postgres_kill": 8.0, "patroni_kill": 8.0, "switchover": 6.0, "etcd_one_down": 1.0,
-                "etcd_quorum_lost": 30.0, "network_cut": 35.0, "network_back": 2.0, "rolling_restart": 6.0}
+# The switchover's and the rolling restart's bounds leave room for a busy machine (4.5 s seen beside another
+# scenario, 2.3 s alone).
+GAP_BOUNDS_S = {"postgres_kill": 8.0, "patroni_kill": 8.0, "switchover": 8.0, "etcd_one_down": 1.0,
+                "etcd_quorum_lost": 30.0, "network_cut": 35.0, "network_back": 2.0, "rolling_restart": 8.0}
 
 
 @pytest.fixture(scope="module")
