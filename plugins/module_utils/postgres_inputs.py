@@ -36,13 +36,14 @@ def _integer(value):
     return None
 
 
-def int_errors(name, value, low, high=None, meaning=""):
+def int_errors(name, value, low, high=None, meaning="", prefix=PREFIX):
+    """Why value is not an integer in [low, high], naming the variable prefix + name; empty when it is."""
     number = _integer(value)
     if number is None:
-        return ["%s%s=%r must be an integer%s" % (PREFIX, name, value, meaning)]
+        return ["%s%s=%r must be an integer%s" % (prefix, name, value, meaning)]
     if number < low or (high is not None and number > high):
         span = "from %d to %d" % (low, high) if high is not None else "%d or more" % low
-        return ["%s%s=%d must be %s%s" % (PREFIX, name, number, span, meaning)]
+        return ["%s%s=%d must be %s%s" % (prefix, name, number, span, meaning)]
     return []
 
 

@@ -99,15 +99,16 @@ from ansible_collections.dbops.clusters.plugins.module_utils.patroni_api import 
     PatroniApi,
     PatroniError,
     cluster_verdict,
+    leader_of,
     summary,
 )
 
 
 def verdict(cluster, params):
     healthy, reasons = cluster_verdict(cluster, params['expect_members'], params['max_lag_bytes'])
-    expected = params['expect_leader']
-    if expected and summary(cluster)['leader'] != expected:
-        reasons.append('the leader is %s, %s expected' % (summary(cluster)['leader'], expected))
+    expected, leader = params['expect_leader'], leader_of(cluster)
+    if expected and leader != expected:
+        reasons.append('the leader is %s, %s expected' % (leader, expected))
     return not reasons, reasons
 
 
