@@ -47,12 +47,13 @@ def input_errors(inputs):
     errors = []
     if not inputs.get("members"):
         errors.append("pg_haproxy_postgres_group=%r names no inventory host" % inputs.get("postgres_group"))
-    for name in ("postgres_port", "patroni_rest_port", "write_port", "read_port"):
+    for name in ("postgres_port", "pgbouncer_port", "patroni_rest_port", "write_port", "read_port"):
         errors += int_errors(name, inputs.get(name), 1, 65535, prefix=PREFIX)
     if str(inputs.get("write_port")) == str(inputs.get("read_port")):
         errors.append("pg_haproxy_write_port and pg_haproxy_read_port must differ")
-    if str(inputs.get("tls")).lower() not in ("true", "false"):
-        errors.append("pg_haproxy_tls=%r must be true or false" % inputs.get("tls"))
+    for name in ("tls", "pgbouncer"):
+        if str(inputs.get(name)).lower() not in ("true", "false"):
+            errors.append("pg_haproxy_%s=%r must be true or false" % (name, inputs.get(name)))
     errors += int_errors("check_interval_ms", inputs.get("check_interval_ms"), 100, 60000, prefix=PREFIX)
     for name in ("check_fall", "check_rise"):
         errors += int_errors(name, inputs.get(name), 1, 100, prefix=PREFIX)

@@ -190,6 +190,28 @@ def role_errors(inputs):
     errors += database_errors(inputs.get("databases"), inputs.get("users"))
     if "ha" in inputs:
         errors += patroni_errors(inputs)
+    if "pgbouncer" in inputs:
+        errors += pgbouncer_errors(inputs)
+    return errors
+
+
+def pgbouncer_errors(inputs):
+    """Refusals of the pooler's inputs (the pool sizes are checked against the server by pgbouncer_tuning)."""
+    if not (isinstance(inputs.get("pgbouncer"), bool) or str(inputs.get("pgbouncer")).lower() in _BOOL_TEXTS):
+        return ["%spgbouncer=%r must be true or false" % (PREFIX, inputs.get("pgbouncer"))]
+    if str(inputs.get("pgbouncer")).lower() not in ("true", "yes", "on", "1"):
+        return []
+    errors = int_errors("pgbouncer_port", inputs.get("pgbouncer_port"), 1, 65535)
+    port = _integer(inputs.get("pgbouncer_port"))
+    for other in ("port",) + (("patroni_rest_port",) if inputs.get("ha") == "patroni" else ()):
+        if port is not None and port == _integer(inputs.get(other)):
+            errors.append("%spgbouncer_port and %s%s must differ (both %d)" % (PREFIX, PREFIX, other, port))
+    if inputs.get("pgbouncer_pool_mode") not in ("session", "transaction", "statement"):
+        errors.append("%spgbouncer_pool_mode=%r must be session, transaction or statement"
+                      % (PREFIX, inputs.get("pgbouncer_pool_mode")))
+    errors += int_errors("pgbouncer_max_client_conn", inputs.get("pgbouncer_max_client_conn"), 1, 100000)
+    if not isinstance(inputs.get("pgbouncer_overrides"), dict):
+        errors.append("%spgbouncer_overrides must be a dict of PgBouncer setting name to value" % PREFIX)
     return errors
 
 

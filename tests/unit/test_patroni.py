@@ -110,7 +110,7 @@ def test_bad_patroni_inputs_are_refused_naming_the_variable(changes, error):
 def haproxy_inputs(**changes):
     inputs = dict(members=["pg1"], postgres_group="postgres", postgres_port=5432, patroni_rest_port=8008,
                   write_port=5000, read_port=5001, tls=True, check_interval_ms=1000, check_fall=2, check_rise=2,
-                  maxconn=1000)
+                  maxconn=1000, pgbouncer=True, pgbouncer_port=6432)
     inputs.update(changes)
     return inputs
 
@@ -123,6 +123,8 @@ def haproxy_inputs(**changes):
     ({"tls": "maybe"}, "pg_haproxy_tls='maybe' must be true or false"),
     ({"check_interval_ms": 10}, "pg_haproxy_check_interval_ms=10 must be from 100 to 60000"),
     ({"check_fall": 0}, "pg_haproxy_check_fall=0 must be from 1 to 100"),
+    ({"pgbouncer": "sometimes"}, "pg_haproxy_pgbouncer='sometimes' must be true or false"),
+    ({"pgbouncer_port": 0}, "pg_haproxy_pgbouncer_port=0 must be from 1 to 65535"),
 ])
 def test_pg_haproxy_inputs(changes, error):
     errors = haproxy_errors(haproxy_inputs(**changes))
