@@ -2,7 +2,9 @@
 """Patroni failover drills through the VIP, with a client that commits a row every --pause seconds and records each.
 
 Runs on the controller (the VIP is on the podman bridge). The client commits one row per transaction through
-HAProxy's write port and the row records inet_server_addr(), so each acknowledgement says which member took it.
+HAProxy's write port and the row records the member's address, so each acknowledgement says which member took it
+(read from listen_addresses: behind PgBouncer the server sees a local-socket client, and inet_server_addr() is
+null).
 Each drill acts through `podman exec` / `podman network`, stamped inside the container right before the fault,
 then waits until Patroni reports one running leader and every member streaming again:
 
@@ -47,6 +49,12 @@ PATRONI = "patroni@17-main"
 
 
 
+# The address of the member that runs the statement: Patroni sets listen_addresses to localhost and the member's
+# address; the client's connection ends in PgBouncer, so inet_server_addr() would be null.
+MEMBER_SQL = ("coalesce(host(inet_server_addr()), "
+              "substring(current_setting('listen_addresses') from '[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+'))")
+
+
 class Client(threading.Thread):
     """Commits a row per transaction through the VIP; records start, end, outcome and member of each."""
 
@@ -73,8 +81,8 @@ class Client(threading.Thread):
                 if connection is None:
                     connection = self.connect()
                 with connection.cursor() as cursor:
-                    cursor.execute("INSERT INTO %s (id, node) VALUES (%%s, host(inet_server_addr())) RETURNING node"
-                                   % TABLE, (row_id,))
+                    cursor.execute("INSERT INTO %s (id, node) VALUES (%%s, %s) RETURNING node" % (TABLE, MEMBER_SQL),
+                                   (row_id,))
                     member = cursor.fetchone()[0]
                 connection.commit()
                 record.update(end=time.time(), ok=True, member=member)
