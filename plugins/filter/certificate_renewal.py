@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: certificate_renewal_reason
 short_description: Why a certificate on the controller must be (re)issued, or nothing when it is current
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - >-
     Reads a PEM certificate and its PEM private key on the controller (the filter runs in the controller's

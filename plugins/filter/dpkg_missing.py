@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: dpkg_missing
 short_description: The packages of a list that dpkg does not report fully installed
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - >-
     Reads the output of C(dpkg-query --show --showformat='${Package}:${db:Status-Status},' NAME...) and returns

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: etcd_role_input_errors
 short_description: Refusals of the etcd role's inputs, each naming its variable
-version_added: 0.5.0
+version_added: 0.1.0
 description:
   - Checks the member count (odd, 3 to 9, or one with etcd_single_member_lab), the members' addresses, ports,
     the data directory, heartbeat and election timeout, quota, compaction, the root password's presence and

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: galera_backup_member
 short_description: Which Galera member a physical backup copies, or why none may be copied now
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - From every member's wsrep status (C(galera_state)'s C(wsrep)), returns C(member) (the member to desync and copy) and
     C(refusal) (one sentence, empty when the backup may run).

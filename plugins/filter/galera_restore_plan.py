@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: galera_restore_plan
 short_description: Whether one Galera member may be rebuilt from a backup now, and the grastate.dat it gets
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - From every member's wsrep status (C(galera_state)'s C(wsrep)) and the backup's C(mariadb_backup_galera_info), returns
     C(refusal) (empty when the rebuild may run), C(position) (C(uuid), C(seqno), C(gtid)) and C(grastate) (the

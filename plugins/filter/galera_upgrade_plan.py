@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: galera_upgrade_plan
 short_description: Plan a rolling package upgrade of a Galera cluster from what every member reported
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - The planning step of C(playbooks/rolling_upgrade_galera.yml). From each member's wsrep status, client
     connections and package versions (read from the servers), returns the refusals (a member outside the play,

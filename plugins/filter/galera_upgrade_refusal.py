@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: galera_upgrade_refusal
 short_description: Why the pxc_galera role refuses to install other package versions on a running member
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - From apt_package_versions' result on a running member (installed, and the target the role's inputs would
     install), returns one sentence naming the packages that would move and C(playbooks/rolling_upgrade_galera.yml),

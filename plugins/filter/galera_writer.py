@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: galera_writer
 short_description: The Galera member taking the writes, from the client sessions each member reported
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - Every Galera member can write; the clients (or the proxies in front) use one. It is the member with the most
     client sessions (C(galera_state)'s C(client_connections)), ties to the later name; none when no member has a

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: gr_rename_refusal
 short_description: Refuse a new Group Replication group name while members run under another
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reads each member's C(group_replication_state_before) (registered from M(dbops.clusters.gr_member_state)
     before the role writes anything) and returns a sentence naming the members whose server runs with another

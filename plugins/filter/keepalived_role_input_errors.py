@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: keepalived_role_input_errors
 short_description: Refusals of the keepalived role's inputs, each naming its variable
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Checks VIP addresses and prefixes, router ids, priorities, advert and check intervals, the SQL check's
     login and query, and the peers' addresses, before C(keepalived -t) would stop them with its own parse

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mongodb_role_input_errors
 short_description: Refusals of the mongodb_rs role's inputs, each naming its variable
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Checks the port, the replica set name, net.bindIp, the replica set config's settings document, the member
     fields, the WiredTiger cache size and the gate's numbers by type, range and meaning (module_utils/mongodb_inputs.py

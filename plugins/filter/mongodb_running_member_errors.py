@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mongodb_running_member_errors
 short_description: What a running MongoDB member cannot take from a converge, naming the procedure
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Compares what a running member has (its replSetName, its keyfile's checksum, its installed package version)
     with what the run asks for (module_utils/mongodb_inputs.py running_member_errors) and returns one sentence

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mongodb_upgrade_package_errors
 short_description: What the MongoDB upgrade playbooks refuse about the package given for the target release
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Checks mongodb_rs_upgrade_packages for the target release before any change (module_utils/mongodb_inputs.py
     upgrade_package_errors) and returns one sentence per problem, naming the variable; empty when all is well.

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mysql_group_server_id_errors
 short_description: Refusals of members of one inventory group that would share a server_id
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - For each member, the server_id it will run with, from C(group_replication_server_id_declared) when it
     published one (the value the play gives the role, which C(hostvars) does not show), else its inventory

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mysql_live_topology_conflicts
 short_description: Where the running MySQL servers contradict the inventory's replication topology
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Compares each host's C(percona_server_source) in the inventory with what its server does now, as a
     switchover leaves it - a declared source that replicates, a declared replica that has replicas and no

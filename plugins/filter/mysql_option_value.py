@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mysql_option_value
 short_description: A value quoted for a MySQL option file, read back exactly by the client
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Double quotes with backslashes and double quotes escaped, so that C(#), C(;), quotes, backslashes and
     spaces reach the client unchanged (a bare C(#) starts a comment; a bare backslash starts an escape).

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mysql_restart_order
 short_description: Order MySQL servers for a rolling restart - replicas first, their source last
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Sorts the given inventory names so that every replica comes before its source (the deepest replicas of a
     chain first), reading each host's C(percona_server_source) from the inventory, not from the play.

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mysql_role_input_errors
 short_description: Refusals of a MySQL-family role's inputs, each naming its variable
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Checks ports, counts and durations by type and range, override values, schema and account names,
     privilege names and levels, and returns one sentence per problem (never a password). Empty when all is well.

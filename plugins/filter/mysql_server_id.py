@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mysql_server_id
 short_description: The server_id of a MySQL server, explicit or derived from its IPv4 address
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Returns I(explicit) when it is above 0, else 256 times the third octet plus the fourth octet of the address.
     Refuses an address that is not IPv4 or that derives 0.

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mysql_switchover_plan
 short_description: Decide a planned switchover of an asynchronous GTID source from every member's live state
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Finds the current source from the servers (the writable member that replicates from nobody), checks that
     every other member replicates from it, healthy, within the lag bound and without errant GTIDs, and picks

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: mysql_topology_errors
 short_description: Refusals of a host's replication topology, read from the inventory
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - "Reads every inventory host's C(percona_server_source), C(percona_server_server_id) and
     C(percona_server_address) (or, for a host that published them, C(percona_server_topology_declared), the

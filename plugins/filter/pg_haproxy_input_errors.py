@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: pg_haproxy_input_errors
 short_description: Refusals of the pg_haproxy role's inputs, each naming its variable
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Checks the member group, the ports (numbers from 1 to 65535, the client ports distinct), the TLS flag and the
     health check's timing, and returns one sentence per problem. Empty when all is well.

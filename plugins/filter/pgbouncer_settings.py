@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: pgbouncer_settings
 short_description: PgBouncer's pool settings for a PostgreSQL member, each with its reason
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Sizes PgBouncer's pools from the member's CPUs and what the server's max_connections leaves for the pooler,
     and applies the user's overrides after checking each against the server.

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: postgres_primary
 short_description: Which PostgreSQL member is the primary, decided from what the servers report
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Takes the results of M(dbops.clusters.postgres_member_state) run for every member of the group (a looped
     task's C(results)) and names the primary, the reason, or why the role must not choose.

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: postgres_reseed_refusal
 short_description: Why a PostgreSQL member must not be emptied to become a replica, or an empty string
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Takes what M(dbops.clusters.postgres_member_state) read on the member just before it would be emptied for
     C(pg_basebackup). A member holding no cluster, or running as a replica, may be; one that is not running (its

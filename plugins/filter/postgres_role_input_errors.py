@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: postgres_role_input_errors
 short_description: Refusals of the postgres_tuned role's inputs, each naming its variable
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Checks ports, counts and durations by type and range, listen addresses and the member address, client access
     networks (a prefix longer than the address is refused), roles (a password for each, known attributes) and

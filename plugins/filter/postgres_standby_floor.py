@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: postgres_standby_floor
 short_description: Raise a member's settings that a replica must hold at least at its primary's value
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - "A replica pauses recovery when its max_connections, max_worker_processes, max_wal_senders,
     max_prepared_transactions or max_locks_per_transaction is lower than its primary's. Settings derived per

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: proxysql_role_input_errors
 short_description: Refusals of the proxysql role's inputs, each naming its variable
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Checks ports, counts and intervals against ProxySQL's own ranges, listener addresses and collisions,
     hostgroup ids, users, query-rule regexes (as RE2 compiles them) and global variables, and returns one

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 name: rolling_order
 short_description: Order members for a rolling restart or upgrade - the member taking the writes last
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - The order every rolling operation of this collection uses (C(module_utils/rolling.py)). The members that
     serve no writes go first, in the given order, and I(last) (the primary, the writer) after them.

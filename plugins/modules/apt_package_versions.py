@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: apt_package_versions
 short_description: Report each package's installed version and the version apt would install
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Reads the host's package cache through C(apt_pkg) (python3-apt) and returns, per package, the installed
     version, the candidate apt would install (with I(default_release) as C(apt-get -t) would see it), the

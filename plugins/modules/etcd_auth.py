@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: etcd_auth
 short_description: etcd users, their roles and key-prefix permissions, the root user, and authentication on
-version_added: 0.5.0
+version_added: 0.1.0
 description:
   - Makes etcd's role-based access control hold the given users, each with a role of its own name holding
     exactly one permission, C(READWRITE) on every key under its I(prefix); the C(root) user with the C(root)

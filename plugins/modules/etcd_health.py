@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: etcd_health
 short_description: Wait until every etcd member is healthy and the members agree on one leader
-version_added: 0.5.0
+version_added: 0.1.0
 description:
   - The health gate of the etcd role, its rolling restart and member replacement. Polls every I(interval)
     seconds until all of these hold, or fails after I(timeout) seconds naming each unmet condition.

@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: etcd_member
 short_description: Add or remove an etcd member by name and peer URL, never below quorum
-version_added: 0.5.0
+version_added: 0.1.0
 description:
   - Reads the member list and asks every member's client URL for C(/health), then adds the member
     (C(/v3/cluster/member/add)) or removes it (C(/v3/cluster/member/remove)) when the list is not as asked.

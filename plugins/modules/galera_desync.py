@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: galera_desync
 short_description: Desync a Galera member around a backup, and wait until it is Synced again afterwards
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - I(desynced=true) sets C(wsrep_desync=ON). The member keeps applying write-sets but no longer sends flow
     control, so the I/O of a backup on it never slows the cluster's commits (the field's practice before a

@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: mysql_replica_health
 short_description: Wait until this MySQL replica replicates, both threads running and its lag under a limit
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - A health gate for rolling operations. Reads C(SHOW REPLICA STATUS) (C(SHOW SLAVE STATUS) on older servers
     and MariaDB before 10.5.1) until the I/O and SQL threads both run and C(Seconds_Behind_Source) is at most

@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: mysql_switchover
 short_description: One step of a planned switchover of an asynchronous GTID source, on this server
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - The steps playbooks/mysql_switchover.yml runs on each server, in this order. C(state) reads this server's
     replication state (changes nothing). C(fence) makes the old source read-only (C(read_only) and

@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: postgres_member_state
 short_description: Read what a PostgreSQL member is (primary, replica, stopped, empty) from its server and files
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Reads, without changing anything, what the role needs to decide who the primary is from the servers rather
     than from the inventory's order, and whether a member may be emptied to become a replica.

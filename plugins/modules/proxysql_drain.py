@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: proxysql_drain
 short_description: Drain one backend of a ProxySQL proxy before a planned stop, and put it back after
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - I(state=drained) gives every row of the backend in C(mysql_servers) weight 0 and loads the servers to runtime.
     The proxy opens no new connection to it, and its Galera monitor makes the heaviest other member the writer.
