@@ -17,7 +17,7 @@ COLLECTION_LINK := .collections/ansible_collections/dbops/clusters
 # there; a copy goes stale and shadows new modules, so put the link there too.
 ANSIBLE_HOME_LINK := .ansible/collections/ansible_collections/dbops/clusters
 
-.PHONY: help deps host venv lab lab-down lab-status test scenario unit lint lock clean bench-mysql bench-postgres
+.PHONY: help deps host venv lab lab-down lab-status test scenario unit lint lock changelog clean bench-mysql bench-postgres
 
 help:
 	@echo "make lab        build the lab image if needed, start the lab hosts, configure them, print how to reach them"
@@ -26,6 +26,7 @@ help:
 	@echo "make lab-down   remove the lab's containers, volumes and network"
 	@echo "make lab-status show the lab hosts;  lab/lab shell HOST opens a shell in one"
 	@echo "make deps       install what the two commands need (apt packages, podman settings, .venv)"
+	@echo "make changelog  CHANGELOG.md from changelogs/ (antsibull-changelog; add a fragment to changelogs/fragments/)"
 	@echo "make bench-mysql  sysbench: stock vs innodb_dedicated_server vs percona_server on a 2 GiB lab host; reference machines"
 	@echo "make bench-postgres  pgbench TPC-B and TPC-C-like: stock vs pgtune vs postgres_tuned on a 2 GiB lab host"
 
@@ -94,6 +95,11 @@ lock: venv
 	@{ echo '# Fully pinned from requirements.in by `make lock`; .venv installs exactly this.'; \
 	   $(VENV)/bin/pip freeze --all | grep -vE '^(pip|setuptools|wheel)=='; } > requirements.txt
 	@echo "requirements.txt pinned from requirements.in"
+
+# CHANGELOG.md is generated: antsibull-changelog renders changelogs/ (galaxy.yml's version from the pending
+# fragments while it is unreleased; changelogs/generate.py says how). A unit test fails when it is stale.
+changelog: venv
+	@$(VENV)/bin/python changelogs/generate.py
 
 clean:
 	rm -rf .build .collections .ansible
