@@ -107,14 +107,14 @@ def recommend(facts, overrides=None):
     settings = {}
     settings["pool_mode"] = _setting(mode, POOL_MODE_REASONS[mode], "input")
     wanted = max(MIN_POOL_SIZE, POOL_SIZE_PER_CPU * cpus)
-    wanted_text = ("%d per CPU x %d CPUs (at least %d): enough server connections to keep the CPUs busy, few "
-                   "enough that clients queue in PgBouncer rather than contend inside PostgreSQL"
-                   % (POOL_SIZE_PER_CPU, cpus, MIN_POOL_SIZE))
+    wanted_rule = "%d per CPU x %d CPUs (at least %d)" % (POOL_SIZE_PER_CPU, cpus, MIN_POOL_SIZE)
     if wanted <= per_pool:
-        settings["default_pool_size"] = _setting(wanted, wanted_text)
+        settings["default_pool_size"] = _setting(wanted, "%s: enough server connections to keep the CPUs busy, few "
+                                                 "enough that clients queue in PgBouncer rather than contend inside "
+                                                 "PostgreSQL" % wanted_rule)
     else:
         settings["default_pool_size"] = _setting(per_pool, "%d: %s; %s would be %d" % (
-            per_pool, budget_text, wanted_text.split(":")[0], wanted))
+            per_pool, budget_text, wanted_rule, wanted))
     reserve = min(RESERVE_POOL_SIZE, max(per_pool - int(settings["default_pool_size"]["value"]), 0))
     settings["reserve_pool_size"] = _setting(
         reserve, "%d more server connections for a pool whose clients waited %d s (a burst), within the share of "
