@@ -21,6 +21,7 @@ def render(value, **facts):
     context = dict(load("defaults"), **load("vars"))
     context.update(facts)
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    environment.filters["bool"] = lambda value: str(value).lower() in ("true", "yes", "on", "1")   # Ansible's
     if isinstance(value, list):
         return [environment.from_string(item).render(context) for item in value]
     return environment.from_string(value).render(context)
@@ -39,8 +40,8 @@ def test_pgdg_source_is_signed_by_the_pgdg_key_with_the_codename_suite(codename)
 def test_packages_name_the_major(major):
     # a list built by one Jinja expression: Ansible turns its rendered text back into the list
     packages = ast.literal_eval(render(load("vars")["postgres_tuned_packages"], postgres_tuned_version=major,
-                                       postgres_tuned_ha="manual"))
+                                       postgres_tuned_ha="manual", postgres_tuned_pgbouncer=False))
     assert packages == ["postgresql-%d" % major, "postgresql-client-%d" % major, "python3-psycopg2"]
     packages = ast.literal_eval(render(load("vars")["postgres_tuned_packages"], postgres_tuned_version=major,
-                                       postgres_tuned_ha="patroni"))
-    assert packages[3:] == ["patroni", "python3-etcd"]       # Patroni's etcd3 store needs python3-etcd
+                                       postgres_tuned_ha="patroni", postgres_tuned_pgbouncer=True))
+    assert packages[3:] == ["patroni", "python3-etcd", "pgbouncer"]    # Patroni's etcd3 store needs python3-etcd
