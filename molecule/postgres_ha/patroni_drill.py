@@ -64,6 +64,7 @@ class Client(threading.Thread):
         self.requests, self.stop = [], threading.Event()
         self.acks = open(os.path.join(out, "acks.txt"), "w", encoding="utf-8")  # pylint: disable=consider-using-with
         self.next_id = 1
+        self.last_ack = 0.0         # when the last commit was acknowledged (the settle step waits for a new one)
 
     def connect(self):
         # tcp_user_timeout: a member cut off mid-commit fails the request in 2 s instead of hanging the client
@@ -86,6 +87,7 @@ class Client(threading.Thread):
                     member = cursor.fetchone()[0]
                 connection.commit()
                 record.update(end=time.time(), ok=True, member=member)
+                self.last_ack = record["end"]
                 self.acks.write("%d\n" % row_id)
                 self.acks.flush()
             except (psycopg2.Error, OSError) as err:
@@ -208,7 +210,12 @@ def main():
         if not wait_until(lambda: patroni.settled(skip), timeout, step=0.2):
             event(drill, "not_settled", cluster=patroni.cluster(skip))
             raise SystemExit("%s: the cluster did not settle within %d s" % (drill, timeout))
+        settled_at = time.time()
         event(drill, "settled", leader=patroni.leader(skip))
+        # Patroni settles before HAProxy's checks rise again (2 successes): the next fault waits for a commit
+        # through the VIP, so every drill's window holds the write gap it caused, not the previous drill's
+        if not wait_until(lambda: client.last_ack > settled_at, 30, step=0.1):
+            raise SystemExit("%s: no commit through the VIP within 30 s after the cluster settled" % drill)
         time.sleep(args.settle)
 
     client.start()
