@@ -45,10 +45,23 @@ def test_writes_through_the_vip_reach_the_leaders_pooler(lab_hosts, lab_ips):
         assert any(row[1] == "app" and row[2] == "app" and row[5] in proxies for row in clients), clients
 
 
-def test_reads_reach_a_replicas_pooler(lab_hosts):
-    with connect(port=5001) as connection, connection.cursor() as cursor:
-        cursor.execute("SELECT pg_is_in_recovery(), inet_server_addr()")
-        assert cursor.fetchone() == (True, None)
+MEMBER_ADDRESS = ("SELECT pg_is_in_recovery(), "
+                  "substring(current_setting('listen_addresses') from '[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+')")
+
+
+def test_every_new_connection_lands_where_its_port_says(lab_hosts, lab_ips):
+    # HAProxy chooses per connection: a check of the port alone (not Patroni's role) would send a share of the
+    # write port's connections to replicas, and reads to the leader
+    name = leader(lab_hosts)
+    replicas = {lab_ips[m] for m in MEMBERS if m != name}
+    seen = {5000: [], 5001: []}
+    for port in (5000, 5001) * 6:
+        with connect(port=port) as connection, connection.cursor() as cursor:
+            cursor.execute(MEMBER_ADDRESS)
+            seen[port].append(cursor.fetchone())
+    assert seen[5000] == [(False, lab_ips[name])] * 6, seen
+    assert all(in_recovery and address in replicas for in_recovery, address in seen[5001]), seen
+    assert len({address for dummy, address in seen[5001]}) == 2, seen      # round robin over both replicas
 
 
 def test_many_clients_share_a_few_server_connections(lab_hosts):
