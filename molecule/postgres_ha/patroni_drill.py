@@ -56,6 +56,7 @@ class Client(threading.Thread):
         self.requests, self.stop = [], threading.Event()
         self.acks = open(os.path.join(out, "acks.txt"), "w", encoding="utf-8")  # pylint: disable=consider-using-with
         self.next_id = 1
+        self.last_ack = 0.0
 
     def connect(self):
         # tcp_user_timeout: a member cut off mid-commit fails the request in 2 s instead of hanging the client
@@ -78,6 +79,7 @@ class Client(threading.Thread):
                     member = cursor.fetchone()[0]
                 connection.commit()
                 record.update(end=time.time(), ok=True, member=member)
+                self.last_ack = record["end"]
                 self.acks.write("%d\n" % row_id)
                 self.acks.flush()
             except (psycopg2.Error, OSError) as err:
@@ -200,7 +202,15 @@ def main():
         if not wait_until(lambda: patroni.settled(skip), timeout, step=0.2):
             event(drill, "not_settled", cluster=patroni.cluster(skip))
             raise SystemExit("%s: the cluster did not settle within %d s" % (drill, timeout))
-        event(drill, "settled", leader=patroni.leader(skip))
+        settled_at = time.time()
+        event(drill, "settled", settled_at, leader=patroni.leader(skip))
+        # Patroni settled is not yet the write path back: HAProxy puts a member back after two good checks (1 s
+        # apart), so the next drill waits for a commit through the VIP; else this drill's gap would show in the
+        # next one's window (seen: patroni_kill settled 1.5 s after the kill, its writes came back during the
+        # switchover).
+        if not wait_until(lambda: client.last_ack > settled_at, 60, step=0.1):
+            raise SystemExit("%s: no commit through the VIP within 60 s after the cluster settled" % drill)
+        event(drill, "writing", client.last_ack)
         time.sleep(args.settle)
 
     client.start()
