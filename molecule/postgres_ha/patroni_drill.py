@@ -209,7 +209,11 @@ def run_playbook(argv_json, drill, event, out, what="done", log=None):
     with open(os.path.join(out, log + ".log"), "w", encoding="utf-8") as handle:
         handle.write(result.stdout + result.stderr)
     if result.returncode != 0:
-        raise SystemExit("%s failed: see %s/%s.log" % (drill, out, log))
+        # the failure itself, in the scenario's output: the log goes with the scenario's destroy
+        lines = (result.stdout + result.stderr).splitlines()
+        failed = [i for i, line in enumerate(lines) if "fatal:" in line or "[ERROR]" in line]
+        raise SystemExit("%s failed: see %s/%s.log\n%s" % (
+            drill, out, log, "\n".join(lines[failed[0]:failed[0] + 30] if failed else lines[-40:])))
 
 
 def hosts_option(value):
@@ -403,7 +407,7 @@ def main():
         run_playbook(args.etcd_converge, "etcd_replace", event, args.out, what="converged", log="etcd_converge")
         settle("etcd_replace")
         event("etcd_replace", "leader_after", leader=patroni.leader(), timeline=patroni.timeline(),
-              etcd_members=sorted(etcd.members().values()), etcd_leader=etcd.leader(),
+              etcd_members=sorted(etcd.members().values()), etcd_leader=wait_until(etcd.leader, 30, step=0.2),
               lost_state=podman("exec", container, "systemctl", "is-active", "etcd.service", check=False).strip())
     finally:
         client.stop.set()
