@@ -18,19 +18,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from report import load  # noqa: E402  pylint: disable=wrong-import-position
 
 DRILLS = ["postgres_kill", "patroni_kill", "switchover", "etcd_one_down", "etcd_quorum_lost", "network_cut",
-          "network_back", "rolling_restart"]
-FAULTS = {"postgres_kill": "kill", "patroni_kill": "kill", "switchover": "start", "etcd_one_down": "stop",
+          "network_back", "rolling_restart", "etcd_rolling_restart", "etcd_replace"]
+FAULTS = {"postgres_kill": "kill", "patroni_kill": "kill", "switchover": "start", "etcd_one_down": "kill",
           "etcd_quorum_lost": "stop", "network_cut": "disconnect", "network_back": "connect",
-          "rolling_restart": "start"}
+          "rolling_restart": "start", "etcd_rolling_restart": "start", "etcd_replace": "lose"}
 TITLES = {
     "postgres_kill": "kill -9 the leader's postmaster (Patroni restarts it in place)",
     "patroni_kill": "kill -9 Patroni on the leader (systemd restarts it)",
     "switchover": "planned switchover (pg_switchover.yml, through Patroni)",
-    "etcd_one_down": "stop etcd on one member (quorum kept)",
+    "etcd_one_down": "kill -9 etcd's leader and hold it down (quorum kept)",
     "etcd_quorum_lost": "stop etcd on two members (quorum lost), then start them",
     "network_cut": "disconnect the leader's network",
     "network_back": "reconnect it (it rejoins as a replica)",
     "rolling_restart": "rolling restart (rolling_restart_postgres.yml, through Patroni)",
+    "etcd_rolling_restart": "etcd rolling restart (rolling_restart_etcd.yml, etcd's leader last)",
+    "etcd_replace": "pg3's etcd member lost (data wiped), replaced by px1 (etcd_replace_member.yml), converge again",
 }
 # What the same event costs elsewhere: the manual mode of this collection (docs/roles/postgres_tuned.md) and the
 # seeds (seeds-digest.md, "Failover times").
@@ -44,6 +46,8 @@ COMPARE = {
                    "failover with MHA ~30 s",
     "network_back": "manual mode: pg_rejoin.yml by hand",
     "rolling_restart": "manual mode: rolling_restart_postgres.yml, its switchover 2.62 s",
+    "etcd_rolling_restart": "(no manual-mode equivalent)",
+    "etcd_replace": "(no manual-mode equivalent)",
 }
 COLORS = ["#2a9d8f", "#264653", "#e9c46a", "#8ab17d", "#6a4c93"]
 
