@@ -22,7 +22,7 @@ CONFIG = "/etc/patroni/17-main.d"
 # scenario, 2.3 s alone).
 # etcd's drills touch no PostgreSQL server: a commit never waits on etcd, and HAProxy keeps routing to the leader
 # as long as its Patroni answers /primary, which it does while it retries etcd (retry_timeout 5 s); no commit may
-# fail in them. Seen in three runs (30 Nov): etcd's leader killed 0.08-0.11 s, etcd's rolling restart 0.13-0.17 s,
+# fail in them. Seen in four runs (30 Nov): etcd's leader killed 0.06-0.11 s, etcd's rolling restart 0.07-0.17 s,
 # the member replaced 0.14-0.24 s, i.e. the client's own pace; the bounds leave room for a busy machine.
 GAP_BOUNDS_S = {"postgres_kill": 8.0, "patroni_kill": 8.0, "switchover": 8.0, "etcd_one_down": 1.0,
                 "etcd_quorum_lost": 30.0, "network_cut": 35.0, "network_back": 2.0, "rolling_restart": 8.0,
