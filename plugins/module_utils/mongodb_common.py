@@ -123,8 +123,17 @@ def connect(params, host=None):
     return pymongo.MongoClient(**kwargs)
 
 
+UNAUTHORIZED = 13           # logged in (or not at all) without the privilege the command needs
+AUTH_FAILED = 18            # the login itself was refused
+
+
 def error_code(err):
     return getattr(err, "code", None)
+
+
+def is_refused(err):
+    """The server answered and refused: a wrong login or a missing privilege (waiting will not change it)."""
+    return error_code(err) in (UNAUTHORIZED, AUTH_FAILED)
 
 
 def wait_for(predicate, timeout, interval=0.2):

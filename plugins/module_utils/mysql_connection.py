@@ -15,7 +15,8 @@ __metaclass__ = type
 import os
 import stat
 
-from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe, error_code
+from ansible_collections.dbops.clusters.plugins.module_utils.gate import Refused
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe, error_code, is_access_denied
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_option_file import parse_groups
 
 try:
@@ -102,6 +103,18 @@ def connect(params):
     except pymysql.err.MySQLError as err:
         raise ConnectionError_("cannot connect to MySQL at %s as %s: %s" % (where, kwargs["user"], describe(err)),
                                code=error_code(err))
+
+
+def gate_connect(params):
+    """A connection for one poll of a health gate, the policy every MySQL-family gate follows: a server that answered
+    and refused the login raises gate.Refused (waiting will not change it), one that does not answer raises
+    ConnectionError_ (a restarting server: the gate polls again)."""
+    try:
+        return connect(params)
+    except ConnectionError_ as err:
+        if is_access_denied(err):
+            raise Refused(str(err))
+        raise
 
 
 class Session:

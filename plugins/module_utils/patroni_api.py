@@ -111,11 +111,12 @@ def leader_of(cluster):
     return None
 
 
-def cluster_verdict(cluster, expect_members=None, max_lag_bytes=None, require_leader=True):
+def cluster_verdict(cluster, expect_members=None, max_lag_bytes=None, require_leader=True, leave_out=()):
     """Whether a cluster passes a gate, and why not: (healthy, reasons).
 
     Healthy means one leader that runs, every expected member present, every replica streaming with a known lag
-    at most max_lag_bytes, and Patroni not paused (a paused cluster does not fail over).
+    at most max_lag_bytes, and Patroni not paused (a paused cluster does not fail over). Replicas in leave_out
+    are not judged (the broken member a reinit is about to rebuild); a leader is always judged.
     """
     reasons = []
     members = {m.get('name'): m for m in cluster.get('members', [])}
@@ -125,12 +126,14 @@ def cluster_verdict(cluster, expect_members=None, max_lag_bytes=None, require_le
     for name in leaders:
         if members[name].get('state') != 'running':
             reasons.append('leader %s is %s' % (name, members[name].get('state')))
+        if name in leave_out:
+            reasons.append('%s leads: the leader cannot be left out of the gate' % name)
     if cluster.get('pause'):
         reasons.append('Patroni is paused (maintenance mode): it would not fail over')
-    for name in sorted(set(expect_members or []) - set(members)):
+    for name in sorted(set(expect_members or []) - set(members) - set(leave_out)):
         reasons.append('%s is not a member' % name)
     for name, member in sorted(members.items()):
-        if name in leaders:
+        if name in leaders or name in leave_out:
             continue
         state = member.get('state')
         if state not in REPLICA_OK_STATES:

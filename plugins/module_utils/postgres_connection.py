@@ -31,6 +31,17 @@ LOGIN_ARGUMENT_SPEC = dict(
 )
 
 
+# SQLSTATEs of a server that answered and refused: a missing privilege (42501), a refused authorization
+# (28000, 28P01) where the driver reports one. libpq reports a login refused at connection time without its
+# SQLSTATE, so such an error cannot be told from a server still starting: gates poll it again.
+REFUSED_SQLSTATES = ("28000", "28P01", "42501")
+
+
+def is_refused(err):
+    """The server answered and refused (waiting will not change it)."""
+    return getattr(err, "pgcode", None) in REFUSED_SQLSTATES
+
+
 def connect(params, host=None):
     """An autocommit psycopg2 connection from the module's login parameters (host overrides login_host)."""
     kwargs = dict(dbname=params["login_db"], user=params["login_user"], port=params["login_port"],

@@ -16,13 +16,13 @@ import time
 from ansible_collections.dbops.clusters.plugins.module_utils import proxysql_config as planner
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     ConnectionError_, option_file_login)
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import is_access_denied
 
 try:
     import pymysql
 except ImportError:  # pragma: no cover - the modules report it through mysql_connection.HAS_PYMYSQL
     pymysql = None
 
-ACCESS_DENIED = 1045   # ER_ACCESS_DENIED_ERROR, what ProxySQL's admin answers to a wrong password
 
 # The login options of every ProxySQL module (doc fragment dbops.clusters.proxysql_login).
 LOGIN_SPEC = dict(
@@ -69,7 +69,7 @@ def admin_connection(params):
                 return pymysql.connect(**kwargs), label
             except pymysql.err.MySQLError as err:
                 errors.append((kwargs, err))
-        refused_login = any(err.args and err.args[0] == ACCESS_DENIED for dummy, err in errors)
+        refused_login = any(is_access_denied(err) for dummy, err in errors)
         if refused_login or time.time() >= deadline:
             break
         time.sleep(0.5)

@@ -30,21 +30,9 @@ options:
     description: Seconds to wait for the conditions (0 looks once).
     type: int
     default: 120
-  interval:
-    description: Seconds between polls.
-    type: float
-    default: 1
 extends_documentation_fragment:
   - dbops.clusters.etcd_login
-attributes:
-  check_mode:
-    support: full
-    description:
-      - A read; looks once without waiting and reports what it saw, never failing for an unhealthy cluster in
-        check mode (a dry run must not stop where the real run would wait).
-  diff_mode:
-    support: none
-    description: Reports state only.
+  - dbops.clusters.gate
 author:
   - dbops.clusters maintainers (@dbops)
 """
@@ -75,7 +63,7 @@ status:
   description: Per member name (or id), what its client URL answered (health, reason, leader, raft_term, version).
   returned: always
   type: dict
-reasons:
+unmet:
   description: Why the cluster did not pass at the last poll, one sentence each (empty when ok).
   returned: always
   type: list
@@ -90,15 +78,19 @@ checks:
   type: int
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dbops.clusters.plugins.module_utils import gate
 from ansible_collections.dbops.clusters.plugins.module_utils.etcd import (
     LOGIN_ARGUMENT_SPEC, EtcdError, health_verdict, survey)
 
 
 def look(params):
-    members, statuses, seen = survey(params)
+    """((leader, members, status), unmet) from one poll. A member that does not answer is an unmet condition;
+    an EtcdError out of the survey (TLS files it cannot use, a refused login) stops the gate."""
+    try:
+        members, statuses, seen = survey(params)
+    except EtcdError as err:
+        raise gate.Refused(str(err))
     verdict = health_verdict(members, statuses, params.get("expect_members"))
     if not members:
         verdict["reasons"] += [s["reason"] for s in seen if s["endpoint"] == "member list"]
@@ -109,35 +101,21 @@ def look(params):
             "health": seen.get("health"), "reason": seen.get("reason", ""), "endpoint": seen.get("endpoint", ""),
             "leader": by_id.get(seen.get("leader", ""), seen.get("leader", "")),
             "raft_term": seen.get("raft_term", 0), "version": seen.get("version", "")}
-    return verdict, members, status
+    return (verdict["leader"], members, status), verdict["reasons"]
 
 
 def main():
     spec = dict(LOGIN_ARGUMENT_SPEC)
-    spec.update(expect_members=dict(type="list", elements="str"), timeout=dict(type="int", default=120),
-                interval=dict(type="float", default=1))
+    spec.update(expect_members=dict(type="list", elements="str"), timeout=dict(type="int", default=120))
+    spec.update(gate.GATE_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    if module.params["timeout"] < 0 or module.params["interval"] <= 0:
-        module.fail_json(msg="timeout must be 0 or more and interval more than 0")
-    start = time.time()
-    checks = 0
-    while True:
-        checks += 1
-        try:
-            verdict, members, status = look(module.params)
-        except EtcdError as err:
-            module.fail_json(msg=str(err), ok=False, leader="", members=[], status={}, reasons=[str(err)],
-                             waited_seconds=round(time.time() - start, 1), checks=checks)
-        waited = round(time.time() - start, 1)
-        if verdict["ok"] or module.check_mode or waited + module.params["interval"] > module.params["timeout"]:
-            break
-        time.sleep(module.params["interval"])
-    result = dict(changed=False, ok=verdict["ok"], leader=verdict["leader"], members=members, status=status,
-                  reasons=verdict["reasons"], waited_seconds=waited, checks=checks)
-    if not verdict["ok"] and not module.check_mode:
-        module.fail_json(msg="etcd is not healthy after %s s: %s" % (waited, "; ".join(verdict["reasons"])),
-                         **result)
-    module.exit_json(**result)
+    params = module.params
+    problem = gate.invalid_options(params["timeout"], params["interval"])
+    if problem:
+        module.fail_json(msg=problem)
+    outcome = gate.wait(lambda: look(params), params["timeout"], params["interval"], once=module.check_mode)
+    leader, members, status = outcome["seen"] or ("", [], {})
+    gate.finish(module, outcome, "etcd", dict(leader=leader, members=members, status=status))
 
 
 if __name__ == "__main__":

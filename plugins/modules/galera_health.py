@@ -34,10 +34,6 @@ options:
     description: Seconds to wait for the conditions (0 looks once).
     type: int
     default: 300
-  interval:
-    description: Seconds between polls.
-    type: float
-    default: 2
   service:
     description:
       - The server's systemd unit; when given, its state is watched (see above).
@@ -48,15 +44,7 @@ options:
     default: /var/lib/mysql
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
-attributes:
-  check_mode:
-    support: full
-    description:
-      - Looks once, without waiting, and reports what it saw in I(ok) and I(unmet); never fails for an
-        unhealthy node in check mode (a dry run must not stop a play the real run would wait through).
-  diff_mode:
-    support: none
-    description: Reports state only.
+  - dbops.clusters.gate
 requirements:
   - PyMySQL
 author:
@@ -117,30 +105,16 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.dbops.clusters.plugins.module_utils import galera
+from ansible_collections.dbops.clusters.plugins.module_utils import galera, gate
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
-    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect)
-
-ACCESS_DENIED = (1044, 1045, 1698)
+    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, gate_connect)
 
 
-def first_code(err):
-    for candidate in (err, getattr(err, "__context__", None)):
-        args = getattr(candidate, "args", None) or ()
-        if args and isinstance(args[0], int):
-            return args[0]
-    return None
-
-
-def look(module):
+def look(params, check_mode):
     """(wsrep summary or None, answers SELECT 1, error text or None) from one fresh connection."""
     try:
-        session = Session(connect(module.params), check_mode=module.check_mode)
+        session = Session(gate_connect(params), check_mode=check_mode)
     except ConnectionError_ as err:
-        if first_code(err) in ACCESS_DENIED:
-            module.fail_json(msg="the server refused the login: %s" % err, ok=False, state=None,
-                             cluster_status=None, cluster_size=None, ready=None, waited_seconds=0, checks=1,
-                             unmet=[str(err)])
         return None, False, str(err)
     try:
         try:
@@ -183,58 +157,66 @@ def unit_log(module, service):
     return [line for line in (out or "").splitlines() if line.strip()] if rc == 0 else []
 
 
+class NodeWatch:
+    """One poll of the node, remembering the phases it went through and how long its unit has been down."""
+
+    def __init__(self, module):
+        self.module = module
+        self.started = time.time()
+        self.progress = []
+        self.down_polls = 0
+        self.unit = None
+
+    def poll(self):
+        params = self.module.params
+        summary, answers, error = look(params, self.module.check_mode)
+        unmet = galera.health_problems(summary, params["expected_size"], answers, error)
+        seen = phase(summary, error, params["datadir"])
+        if not self.progress or self.progress[-1]["phase"] != seen:
+            self.progress.append({"seconds": round(time.time() - self.started, 1), "phase": seen})
+        if unmet and summary is None and params["service"] and not self.module.check_mode:
+            self.unit = unit_state(self.module, params["service"])
+            self.down_polls = self.down_polls + 1 if self.unit in UNIT_DOWN else 0
+        return summary, unmet
+
+    def unit_down(self, dummy_seen, dummy_unmet):
+        if self.down_polls >= UNIT_DOWN_POLLS:
+            return "%s is %s" % (self.module.params["service"], self.unit)
+        return None
+
+    def path(self):
+        return " -> ".join("%s at %ss" % (step["phase"], step["seconds"]) for step in self.progress)
+
+
 def main():
     argument_spec = dict(
         expected_size=dict(type="int", required=True),
         timeout=dict(type="int", default=300),
-        interval=dict(type="float", default=2),
         service=dict(type="str"),
         datadir=dict(type="path", default="/var/lib/mysql"),
     )
+    argument_spec.update(gate.GATE_ARGUMENT_SPEC)
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
-    expected = module.params["expected_size"]
-    if expected < 1:
+    params = module.params
+    if params["expected_size"] < 1:
         module.fail_json(msg="expected_size must be at least 1")
-    interval = max(module.params["interval"], 0.1)
+    problem = gate.invalid_options(params["timeout"], params["interval"])
+    if problem:
+        module.fail_json(msg=problem)
 
-    start = time.time()
-    deadline = start + max(module.params["timeout"], 0)
-    checks, progress, down_polls, unit = 0, [], 0, None
-    while True:
-        checks += 1
-        summary, answers, error = look(module)
-        unmet = galera.health_problems(summary, expected, answers, error)
-        seen = phase(summary, error, module.params["datadir"])
-        if not progress or progress[-1]["phase"] != seen:
-            progress.append({"seconds": round(time.time() - start, 1), "phase": seen})
-        if unmet and summary is None and module.params["service"] and not module.check_mode:
-            unit = unit_state(module, module.params["service"])
-            down_polls = down_polls + 1 if unit in UNIT_DOWN else 0
-            if down_polls >= UNIT_DOWN_POLLS:
-                break
-        now = time.time()
-        if not unmet or module.check_mode or now >= deadline:
-            break
-        time.sleep(min(interval, deadline - now))
-
-    summary = summary or {}
-    result = dict(changed=False, ok=not unmet, unmet=unmet, checks=checks, progress=progress,
-                  waited_seconds=round(time.time() - start, 1), state=summary.get("local_state_comment"),
+    watch = NodeWatch(module)
+    outcome = gate.wait(watch.poll, params["timeout"], params["interval"], once=module.check_mode,
+                        give_up=watch.unit_down)
+    summary = outcome["seen"] or {}
+    fields = dict(progress=watch.progress, state=summary.get("local_state_comment"),
                   cluster_status=summary.get("cluster_status"), cluster_size=summary.get("cluster_size"),
                   ready=summary.get("ready"))
-    path = " -> ".join("%s at %ss" % (step["phase"], step["seconds"]) for step in progress)
-    if unmet and down_polls >= UNIT_DOWN_POLLS:
-        module.fail_json(msg="%s is %s and the server does not answer after %ss (it went: %s); its last log "
-                             "lines are in unit_log" % (module.params["service"], unit, result["waited_seconds"],
-                                                        path),
-                         unit_log=unit_log(module, module.params["service"]), **result)
-    if unmet and not module.check_mode:
-        module.fail_json(msg="the node is not healthy after %ss (%d checks): %s. It went: %s" % (
-            result["waited_seconds"], checks, "; ".join(unmet), path), **result)
-    module.exit_json(**result)
+    if outcome["gave_up"]:
+        fields["unit_log"] = unit_log(module, params["service"])
+    gate.finish(module, outcome, "the node", fields, detail="It went: %s" % watch.path())
 
 
 if __name__ == "__main__":

@@ -153,10 +153,10 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils import galera
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect)
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import is_access_denied
 
 MYSQLD_CANDIDATES = ("/usr/sbin/mariadbd", "/usr/sbin/mysqld")
 SERVER_PROCESS_NAMES = ("mariadbd", "mysqld")
-ACCESS_DENIED = (1044, 1045, 1698)
 
 
 def server_processes():
@@ -179,12 +179,6 @@ def server_processes():
     return sorted(pids)
 
 
-def access_denied(err):
-    cause = getattr(err, "__context__", None)
-    args = getattr(cause, "args", None) or ()
-    return bool(args) and args[0] in ACCESS_DENIED
-
-
 # The sessions of the server's clients: not this one, not replication, system or event threads, not the local
 # administrative logins (root, the mysql system account) that the collection's own tasks use.
 CLIENT_SESSIONS_QUERY = ("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() "
@@ -197,7 +191,7 @@ def read_running(module):
     try:
         session = Session(connect(module.params), check_mode=module.check_mode)
     except ConnectionError_ as err:
-        if access_denied(err):
+        if is_access_denied(err):
             module.fail_json(msg="the server runs but refused the login: %s" % err, running=True)
         return False, None, None, None
     try:

@@ -38,19 +38,9 @@ options:
     description: Seconds to wait (0 looks once).
     type: int
     default: 300
-  interval:
-    description: Seconds between polls.
-    type: float
-    default: 1
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
-attributes:
-  check_mode:
-    support: full
-    description: Looks once, without waiting, and never fails for an unhealthy group in check mode.
-  diff_mode:
-    support: none
-    description: Reports state only.
+  - dbops.clusters.gate
 requirements:
   - PyMySQL
 author:
@@ -98,28 +88,30 @@ checks:
   type: int
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.dbops.clusters.plugins.module_utils import gate
 from ansible_collections.dbops.clusters.plugins.module_utils import group_replication as gr
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
-    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, Session, connect)
+    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, Session, gate_connect)
 
 
-def look(module):
+def look(params):
+    """One poll: (state or None, unmet)."""
     try:
-        session = Session(connect(module.params), check_mode=True)
+        session = Session(gate_connect(params), check_mode=True)
         try:
             state = gr.read_state(session)
         finally:
             session.close()
-    except Exception as err:  # pylint: disable=broad-except  # a restarting server is retried
+    except gate.Refused:
+        raise
+    except Exception as err:  # pylint: disable=broad-except  # a restarting server is polled again
         return None, ["the member does not answer: %s" % err]
     unmet = []
     if state["member_state"] != gr.ONLINE:
         unmet.append("the polled member is %s, not ONLINE" % state["member_state"])
-    unmet.extend(gr.health(state["view"], module.params["expected_members"], module.params["single_primary"],
-                           state["stats"], module.params["max_queue"]))
+    unmet.extend(gr.health(state["view"], params["expected_members"], params["single_primary"],
+                           state["stats"], params["max_queue"]))
     return state, unmet
 
 
@@ -129,29 +121,22 @@ def main():
         single_primary=dict(type="bool", default=True),
         max_queue=dict(type="int", default=100),
         timeout=dict(type="int", default=300),
-        interval=dict(type="float", default=1),
     )
+    argument_spec.update(gate.GATE_ARGUMENT_SPEC)
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=PYMYSQL_IMPORT_ERROR)
-    started = time.time()
-    deadline = started + (0 if module.check_mode else module.params["timeout"])
-    checks = 0
-    while True:
-        checks += 1
-        state, unmet = look(module)
-        if not unmet or time.time() >= deadline:
-            break
-        time.sleep(module.params["interval"])
-    state = state or {"view": [], "stats": []}
+    params = module.params
+    problem = gate.invalid_options(params["timeout"], params["interval"])
+    if problem:
+        module.fail_json(msg=problem)
+    outcome = gate.wait(lambda: look(params), params["timeout"], params["interval"], once=module.check_mode)
+    state = outcome["seen"] or {"view": [], "stats": []}
     primaries = [m["host"] for m in state["view"] if m["role"] == "PRIMARY" and m["state"] == gr.ONLINE]
-    result = dict(changed=False, ok=not unmet, unmet=unmet, view=state["view"], stats=state["stats"],
-                  primary=primaries[0] if len(primaries) == 1 and module.params["single_primary"] else None,
-                  waited_seconds=round(time.time() - started, 1), checks=checks)
-    if unmet and not module.check_mode:
-        module.fail_json(msg="group not healthy after %ss: %s" % (module.params["timeout"], "; ".join(unmet)), **result)
-    module.exit_json(**result)
+    gate.finish(module, outcome, "the group", dict(
+        view=state["view"], stats=state["stats"],
+        primary=primaries[0] if len(primaries) == 1 and params["single_primary"] else None))
 
 
 if __name__ == "__main__":

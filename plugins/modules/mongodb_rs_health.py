@@ -19,7 +19,6 @@ description:
     C(secondaryDelaySecs) plus I(max_lag_seconds), read from the config); the set has I(expected_members) members when
     given; the primary reports its config committed (C(replSetGetConfig) with C(commitmentStatus)) when
     I(require_config_committed).
-  - Connection errors while waiting (a member restarting) are retried until the timeout.
 options:
   expected_members:
     description: Number of members the config must have.
@@ -43,21 +42,9 @@ options:
         before it has caught up; this is the gate after a restart, before the next member goes down.
     type: bool
     default: false
-  interval:
-    description: Seconds between polls.
-    type: float
-    default: 2
 extends_documentation_fragment:
   - dbops.clusters.mongodb_login
-attributes:
-  check_mode:
-    support: full
-    description:
-      - Looks once and reports what it saw in I(ok) and I(unmet); never fails for an unhealthy set in check
-        mode.
-  diff_mode:
-    support: none
-    description: Reports state only.
+  - dbops.clusters.gate
 requirements:
   - pymongo
 author:
@@ -103,30 +90,27 @@ checks:
   type: int
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.dbops.clusters.plugins.module_utils import gate
 from ansible_collections.dbops.clusters.plugins.module_utils import mongodb_rs_plan as plan
 from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common import (
     HAS_PYMONGO, LOGIN_ARGUMENT_SPEC, PYMONGO_IMPORT_ERROR, MongoLoginError, OperationFailure, PyMongoError,
-    connect, error_code)
-
-AUTH_FAILED = (13, 18)
+    connect, is_refused)
 
 
-def look(module, target):
-    """(members, primary, unmet) from one poll; target is a one-item list holding the primary's optime
-    from the first poll that saw one (set here), for caught_up."""
-    params = module.params
+def look(params, target):
+    """((members, primary), unmet) from one poll; target is a one-item list holding the primary's optime from the
+    first poll that saw one (set here), for caught_up."""
     try:
         status = connect(params).admin.command("replSetGetStatus")
     except OperationFailure as err:
-        if error_code(err) in AUTH_FAILED:
-            module.fail_json(msg="the server refused the login or the command: %s" % err, ok=False, unmet=[str(err)],
-                             members=[], primary=None, waited_seconds=0, checks=1)
-        return [], None, ["replSetGetStatus failed: %s" % err]
-    except (PyMongoError, MongoLoginError) as err:
-        return [], None, ["cannot reach %s:%s: %s" % (params["login_host"], params["login_port"], err)]
+        if is_refused(err):
+            raise gate.Refused("the server refused the login or the command: %s" % err)
+        return ([], None), ["replSetGetStatus failed: %s" % err]
+    except MongoLoginError as err:
+        raise gate.Refused(str(err))
+    except PyMongoError as err:
+        return ([], None), ["cannot reach %s:%s: %s" % (params["login_host"], params["login_port"], err)]
     try:
         # The config says which members are delayed (secondaryDelaySecs): their lag is judged against it.
         config_members = connect(params).admin.command("replSetGetConfig")["config"].get("members", [])
@@ -140,17 +124,18 @@ def look(module, target):
             committed = bool(connect(params, host=primary).admin.command(
                 "replSetGetConfig", commitmentStatus=True).get("commitmentStatus"))
         except (PyMongoError, MongoLoginError) as err:
-            return members, primary, ["cannot ask the primary %s whether its config is committed: %s" % (primary, err)]
-    unmet = plan.health_problems(status, module.params["max_lag_seconds"], module.params["expected_members"],
+            return (members, primary), [
+                "cannot ask the primary %s whether its config is committed: %s" % (primary, err)]
+    unmet = plan.health_problems(status, params["max_lag_seconds"], params["expected_members"],
                                  committed, config_members)
     if params["caught_up"]:
         if target[0] is None:
             target[0] = plan.primary_optime(status)
         problem = "no primary seen yet" if target[0] is None else plan.caught_up_problem(
-            status, target[0], config_members, module.params["max_lag_seconds"])
+            status, target[0], config_members, params["max_lag_seconds"])
         if problem:
             unmet.append(problem)
-    return members, primary, unmet
+    return (members, primary), unmet
 
 
 def main():
@@ -159,33 +144,23 @@ def main():
         max_lag_seconds=dict(type="float", default=10),
         require_config_committed=dict(type="bool", default=True),
         timeout=dict(type="int", default=300),
-        interval=dict(type="float", default=2),
         caught_up=dict(type="bool", default=False),
     )
+    argument_spec.update(gate.GATE_ARGUMENT_SPEC)
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_PYMONGO:
         module.fail_json(msg=missing_required_lib("pymongo"), exception=str(PYMONGO_IMPORT_ERROR))
-    if module.params["expected_members"] is not None and module.params["expected_members"] < 1:
+    params = module.params
+    if params["expected_members"] is not None and params["expected_members"] < 1:
         module.fail_json(msg="expected_members must be at least 1")
-    interval = max(module.params["interval"], 0.1)
-    start = time.time()
-    deadline = start + max(module.params["timeout"], 0)
-    checks = 0
+    problem = gate.invalid_options(params["timeout"], params["interval"])
+    if problem:
+        module.fail_json(msg=problem)
     target = [None]
-    while True:
-        checks += 1
-        members, primary, unmet = look(module, target)
-        now = time.time()
-        if not unmet or module.check_mode or now >= deadline:
-            break
-        time.sleep(min(interval, deadline - now))
-    result = dict(changed=False, ok=not unmet, unmet=unmet, members=members, primary=primary, checks=checks,
-                  waited_seconds=round(time.time() - start, 1))
-    if unmet and not module.check_mode:
-        module.fail_json(msg="the replica set is not healthy after %ss (%d checks): %s" % (
-            result["waited_seconds"], checks, "; ".join(unmet)), **result)
-    module.exit_json(**result)
+    outcome = gate.wait(lambda: look(params, target), params["timeout"], params["interval"], once=module.check_mode)
+    members, primary = outcome["seen"] or ([], None)
+    gate.finish(module, outcome, "the replica set", dict(members=members, primary=primary))
 
 
 if __name__ == "__main__":

@@ -122,7 +122,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils import mongodb_rs_plan as plan
 from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common import (
     HAS_PYMONGO, LOGIN_ARGUMENT_SPEC, PYMONGO_IMPORT_ERROR, MongoLoginError, OperationFailure, PyMongoError,
-    connect, error_code, find_primary, hello, plain, without_login)
+    connect, find_primary, hello, is_refused, plain, without_login)
 
 
 def main():
@@ -204,7 +204,7 @@ def exists(module, params, members, answers, decision):
         current = connect(params, host=source).admin.command("replSetGetConfig")["config"]
         differ = not plan.members_match(current["members"], members)
     except OperationFailure as err:
-        if error_code(err) not in (13, 18):
+        if not is_refused(err):
             raise
         # No user can log in yet (a run stopped between initiation and the first user): judge on the hosts
         # that hello lists, which needs no login (hidden members are not listed there).

@@ -74,10 +74,8 @@ decision:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mongodb_common import (
-    HAS_PYMONGO, LOGIN_ARGUMENT_SPEC, PYMONGO_IMPORT_ERROR, MongoLoginError, OperationFailure, PyMongoError,
-    connect, error_code, without_login)
-
-AUTH_FAILED = 18
+    AUTH_FAILED, HAS_PYMONGO, LOGIN_ARGUMENT_SPEC, PYMONGO_IMPORT_ERROR, MongoLoginError, OperationFailure,
+    PyMongoError, connect, error_code, without_login)
 
 
 def user_exists(client, name, database):

@@ -15,7 +15,6 @@ description:
   - A health gate for rolling operations. Reads C(SHOW REPLICA STATUS) (C(SHOW SLAVE STATUS) on older servers
     and MariaDB before 10.5.1) until the I/O and SQL threads both run and C(Seconds_Behind_Source) is at most
     I(max_lag_seconds), or fails when I(timeout) passes, with the state it saw last (threads, lag, last errors).
-  - A server that does not answer yet (restarting) is retried until the timeout.
   - Changes nothing.
 options:
   max_lag_seconds:
@@ -28,19 +27,13 @@ options:
     default: 300
   require_configured:
     description:
-      - Fail when this server has no replication configured. When false, such a server passes at once with
-        C(configured=false) (for example a replica whose replication is set up later in the same run).
+      - Fail at once when this server has no replication configured. When false, such a server passes at once
+        with C(configured=false) (for example a replica whose replication is set up later in the same run).
     type: bool
     default: true
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
-attributes:
-  check_mode:
-    support: full
-    description: Reads and waits exactly as in a normal run; it never changes anything.
-  diff_mode:
-    support: none
-    description: Nothing is changed.
+  - dbops.clusters.gate
 requirements:
   - PyMySQL
 author:
@@ -55,10 +48,20 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-healthy:
-  description: Whether both threads ran and the lag was within the limit (false only with a not configured replica).
+ok:
+  description: Whether both threads ran and the lag was within the limit at the last poll (or, with
+    O(require_configured=false), no replication is configured).
   returned: always
   type: bool
+unmet:
+  description: What did not hold at the last poll (threads, lag, last errors), one sentence each.
+  returned: always
+  type: list
+  elements: str
+checks:
+  description: Number of polls.
+  returned: always
+  type: int
 configured:
   description: Whether replication is configured on this server.
   returned: always
@@ -79,19 +82,16 @@ waited_seconds:
   description: How long the gate waited.
   returned: always
   type: float
-reason:
-  description: Why the gate passed or failed.
-  returned: always
-  type: str
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.dbops.clusters.plugins.module_utils import gate
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
-    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect, pymysql)
-from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe, is_unreachable
+    HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, gate_connect, pymysql)
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe, is_access_denied
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms
+
+NOT_SEEN = dict(configured=None, io_running=None, sql_running=None, lag_seconds=None)
 
 
 def first(status, *names):
@@ -102,17 +102,41 @@ def first(status, *names):
 
 
 def judge(status, max_lag):
-    """(healthy, io, sql, lag, reason) from one SHOW REPLICA STATUS row."""
+    """(what was seen, unmet) from one SHOW REPLICA STATUS row."""
     io = first(status, "Replica_IO_Running", "Slave_IO_Running")
     sql = first(status, "Replica_SQL_Running", "Slave_SQL_Running")
     raw_lag = first(status, "Seconds_Behind_Source", "Seconds_Behind_Master")
     lag = int(raw_lag) if raw_lag not in (None, "") else None
+    seen = dict(configured=True, io_running=io, sql_running=sql, lag_seconds=lag)
     if io != "Yes" or sql != "Yes":
         errors = "; ".join(e for e in (first(status, "Last_IO_Error"), first(status, "Last_SQL_Error")) if e)
-        return False, io, sql, lag, "I/O thread %s, SQL thread %s%s" % (io, sql, (": " + errors) if errors else "")
+        return seen, ["I/O thread %s, SQL thread %s%s" % (io, sql, (": " + errors) if errors else "")]
     if lag is None or lag > max_lag:
-        return False, io, sql, lag, "lag %s s, limit %d s" % (lag, max_lag)
-    return True, io, sql, lag, "both threads run, lag %d s within %d s" % (lag, max_lag)
+        return seen, ["lag %s s, limit %d s" % (lag, max_lag)]
+    return seen, []
+
+
+def look(params):
+    """One poll: (what was seen, unmet)."""
+    try:
+        session = Session(gate_connect(params))
+        try:
+            version = session.value("SELECT VERSION()")
+            terms = replication_terms("mariadb" if "mariadb" in version.lower() else "mysql", version)
+            rows = session.fetch(terms["status"])
+        finally:
+            session.close()
+    except ConnectionError_ as err:
+        return NOT_SEEN, ["the server does not answer yet: %s" % err]
+    except pymysql.err.MySQLError as err:
+        if is_access_denied(err):
+            raise gate.Refused("reading the replica's state: %s" % describe(err))
+        return NOT_SEEN, ["reading the replica's state failed: %s" % describe(err)]
+    if not rows:
+        if params["require_configured"]:
+            raise gate.Refused("no replication configured on this server")
+        return dict(NOT_SEEN, configured=False), []
+    return judge(rows[0], params["max_lag_seconds"])
 
 
 def main():
@@ -121,50 +145,18 @@ def main():
         timeout=dict(type="int", default=300),
         require_configured=dict(type="bool", default=True),
     )
+    argument_spec.update(gate.GATE_ARGUMENT_SPEC)
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
-    if module.params["max_lag_seconds"] < 0 or module.params["timeout"] < 0:
-        module.fail_json(msg="max_lag_seconds and timeout must not be negative")
-
-    started = time.time()
-    deadline = started + module.params["timeout"]
-    result = dict(changed=False, healthy=False, configured=None, io_running=None, sql_running=None,
-                  lag_seconds=None, reason="not checked yet")
-    while True:
-        try:
-            session = Session(connect(module.params))
-            try:
-                version = session.value("SELECT VERSION()")
-                terms = replication_terms("mariadb" if "mariadb" in version.lower() else "mysql", version)
-                rows = session.fetch(terms["status"])
-            finally:
-                session.close()
-            if not rows:
-                result.update(configured=False, reason="no replication configured on this server")
-                if not module.params["require_configured"]:
-                    result["waited_seconds"] = round(time.time() - started, 1)
-                    module.exit_json(**result)
-                module.fail_json(**result)
-            healthy, io, sql, lag, reason = judge(rows[0], module.params["max_lag_seconds"])
-            result.update(configured=True, healthy=healthy, io_running=io, sql_running=sql, lag_seconds=lag,
-                          reason=reason)
-            if healthy:
-                break
-        except ConnectionError_ as err:
-            if not is_unreachable(err):
-                module.fail_json(msg=str(err), **result)
-            result["reason"] = "server not answering yet: %s" % err
-        except pymysql.err.MySQLError as err:
-            module.fail_json(msg="reading the replica's state failed: %s" % describe(err), **result)
-        if time.time() >= deadline:
-            result["waited_seconds"] = round(time.time() - started, 1)
-            module.fail_json(msg="replica not healthy after %d s: %s" % (module.params["timeout"], result["reason"]),
-                             **result)
-        time.sleep(1)
-    result["waited_seconds"] = round(time.time() - started, 1)
-    module.exit_json(**result)
+    params = module.params
+    problem = "max_lag_seconds must not be negative" if params["max_lag_seconds"] < 0 else gate.invalid_options(
+        params["timeout"], params["interval"])
+    if problem:
+        module.fail_json(msg=problem)
+    outcome = gate.wait(lambda: look(params), params["timeout"], params["interval"], once=module.check_mode)
+    gate.finish(module, outcome, "the replica", dict(outcome["seen"] or NOT_SEEN))
 
 
 if __name__ == "__main__":

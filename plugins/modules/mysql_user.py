@@ -201,13 +201,12 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect, connection_kwargs,
     pymysql)
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import is_access_denied
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_privileges import (
     SOCKET_PLUGINS, PrivilegeError, action_sql, create_user_sql, current_privileges, describe_current,
     describe_desired, diff_privileges, grantee, host_matches, identified_sql, normalize_privileges, password_matches,
     resolve_names, server_privileges, socket_login_target, tls_satisfied, validate_account, validate_name,
     PLUGIN_RE)
-
-ACCESS_DENIED = 1045
 
 
 def read_account(session, user, host):
@@ -254,8 +253,7 @@ def test_login(params, user, host, password, tls):
     try:
         connection = pymysql.connect(**kwargs)
     except pymysql.err.MySQLError as err:
-        code = err.args[0] if err.args else None
-        return ("refused" if code == ACCESS_DENIED else "error"), where, str(err)
+        return ("refused" if is_access_denied(err) else "error"), where, str(err)
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT CURRENT_USER()")

@@ -31,19 +31,22 @@ options:
   expect_leader:
     description: When given, the gate also waits until this member holds the leader key.
     type: str
+  leave_out:
+    description:
+      - Replicas the gate does not judge (neither their state, their lag, nor their presence), such as the broken
+        member a reinit is about to rebuild. The leader is never left out; naming it is an unmet condition.
+    type: list
+    elements: str
+    default: []
   timeout:
-    description: Seconds to wait for a healthy cluster; 0 reads once and never fails on health.
+    description:
+      - Seconds to wait for a healthy cluster. 0 reads once and never fails on health (it fails only when no
+        member's REST API answers).
     type: int
     default: 0
 extends_documentation_fragment:
   - dbops.clusters.patroni_api
-attributes:
-  check_mode:
-    support: full
-    description: Only reads; behaves the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
+  - dbops.clusters.gate
 author:
   - dbops.clusters maintainers (@dbops)
 """
@@ -63,15 +66,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-healthy:
-  description: Whether the last reading passed the gate.
+ok:
+  description: Whether every condition held at the last reading.
   returned: always
   type: bool
-reasons:
-  description: Why the last reading did not pass (empty when healthy).
+unmet:
+  description: The conditions that did not hold at the last reading, one sentence each (empty when ok).
   returned: always
   type: list
   elements: str
+checks:
+  description: Number of readings.
+  returned: always
+  type: int
 leader:
   description: The member holding the leader key, or null.
   returned: always
@@ -85,15 +92,14 @@ paused:
   description: Whether Patroni is in maintenance mode.
   returned: always
   type: bool
-waited:
-  description: Seconds waited.
+waited_seconds:
+  description: Seconds from the first reading to the last.
   returned: always
   type: float
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dbops.clusters.plugins.module_utils import gate
 from ansible_collections.dbops.clusters.plugins.module_utils.patroni_api import (
     API_SPEC,
     PatroniApi,
@@ -104,12 +110,18 @@ from ansible_collections.dbops.clusters.plugins.module_utils.patroni_api import 
 )
 
 
-def verdict(cluster, params):
-    healthy, reasons = cluster_verdict(cluster, params['expect_members'], params['max_lag_bytes'])
+def look(api, params):
+    """(the cluster as /cluster answered, or None when no member answered; unmet) from one reading."""
+    try:
+        cluster = api.cluster()
+    except PatroniError as e:
+        return None, ['no member answered: %s' % e]
+    dummy, unmet = cluster_verdict(cluster, params['expect_members'], params['max_lag_bytes'],
+                                   leave_out=params['leave_out'])
     expected, leader = params['expect_leader'], leader_of(cluster)
     if expected and leader != expected:
-        reasons.append('the leader is %s, %s expected' % (leader, expected))
-    return not reasons, reasons
+        unmet.append('the leader is %s, %s expected' % (leader, expected))
+    return cluster, unmet
 
 
 def main():
@@ -117,36 +129,26 @@ def main():
         expect_members=dict(type='list', elements='str', default=[]),
         max_lag_bytes=dict(type='int', default=16777216),
         expect_leader=dict(type='str'),
+        leave_out=dict(type='list', elements='str', default=[]),
         timeout=dict(type='int', default=0),
     )
+    spec.update(gate.GATE_ARGUMENT_SPEC)
     spec.update(API_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     params = module.params
-    if params['timeout'] < 0 or params['max_lag_bytes'] < 0:
-        module.fail_json(msg='timeout and max_lag_bytes must be 0 or more')
+    problem = ('max_lag_bytes must be 0 or more' if params['max_lag_bytes'] < 0
+               else gate.invalid_options(params['timeout'], params['interval']))
+    if problem:
+        module.fail_json(msg=problem)
     api = PatroniApi(params['api_urls'], params['ca_file'], params['username'], params['password'],
                      params['request_timeout'])
-    started = time.time()
-    while True:
-        cluster, error = None, None
-        try:
-            cluster = api.cluster()
-            healthy, reasons = verdict(cluster, params)
-        except PatroniError as e:
-            error = str(e)
-            healthy, reasons = False, ['no member answered: %s' % error]
-        waited = round(time.time() - started, 1)
-        if healthy or waited >= params['timeout']:
-            break
-        time.sleep(0.5)
-    if cluster is None and params['timeout'] == 0:
-        module.fail_json(msg='no Patroni REST API answered: %s' % error, waited=waited)
-    result = dict(changed=False, healthy=healthy, reasons=reasons, waited=waited,
-                  **summary(cluster or {}))
-    if params['timeout'] > 0 and not healthy:
-        module.fail_json(msg='Patroni health gate timed out after %s s: %s' % (waited, '; '.join(reasons)),
-                         **result)
-    module.exit_json(**result)
+    reading = params['timeout'] == 0
+    outcome = gate.wait(lambda: look(api, params), params['timeout'], params['interval'],
+                        once=reading or module.check_mode)
+    if reading and outcome['seen'] is None:
+        module.fail_json(msg='no Patroni REST API answered: %s' % '; '.join(outcome['unmet']), ok=False,
+                         unmet=outcome['unmet'], checks=outcome['checks'], waited_seconds=outcome['waited_seconds'])
+    gate.finish(module, outcome, 'the Patroni cluster', summary(outcome['seen'] or {}), fail_on_unmet=not reading)
 
 
 if __name__ == '__main__':

@@ -16,7 +16,9 @@ description:
     O(max_lag_bytes) behind what it received.
   - On a primary, waits until every replica named in O(replicas) (their C(application_name)) is C(streaming) in
     C(pg_stat_replication) with its replay position at most O(max_lag_bytes) behind the primary's current WAL.
-  - Fails at the timeout with the state it last saw, so a rolling playbook stops there.
+  - Fails at the timeout with the state it last saw, so a rolling playbook stops there. A server that does not
+    answer, or refuses the login, is polled again until then (libpq reports a refused login without a SQLSTATE
+    to tell it from a server still starting); a query refused for a missing privilege fails at once.
 options:
   replicas:
     description: On a primary, the application names that must stream. Ignored on a replica.
@@ -39,13 +41,7 @@ options:
 requirements: [psycopg2]
 extends_documentation_fragment:
   - dbops.clusters.postgres_login
-attributes:
-  check_mode:
-    support: full
-    description: Only reads; behaves the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing to diff.
+  - dbops.clusters.gate
 author:
   - dbops.clusters maintainers (@dbops)
 """
@@ -63,6 +59,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ok:
+  description: Whether every condition held at the last poll.
+  returned: always
+  type: bool
+unmet:
+  description: The conditions that did not hold at the last poll, one sentence each.
+  returned: always
+  type: list
+  elements: str
+checks:
+  description: Number of polls.
+  returned: always
+  type: int
 in_recovery:
   description: Whether the server is a replica.
   returned: always
@@ -71,15 +80,14 @@ state:
   description: What the gate saw last (receiver status and lag on a replica, one row per replica on a primary).
   returned: always
   type: dict
-waited:
-  description: Seconds waited.
+waited_seconds:
+  description: Seconds from the first poll to the last.
   returned: always
   type: float
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.dbops.clusters.plugins.module_utils import gate
 from ansible_collections.dbops.clusters.plugins.module_utils import postgres_connection as pgc
 from ansible_collections.dbops.clusters.plugins.module_utils.postgres_replication import (
     primary_verdict,
@@ -102,6 +110,29 @@ def observe(connection):
     return False, dict((name, dict(state=state, lag_bytes=lag)) for name, state, lag in rows)
 
 
+def look(params):
+    """((in_recovery, state), unmet) from one poll."""
+    try:
+        connection = pgc.connect(params)
+        try:
+            in_recovery, state = observe(connection)
+        finally:
+            connection.close()
+    except pgc.psycopg2.Error as err:
+        if pgc.is_refused(err):
+            raise gate.Refused(str(err).strip())
+        return (None, {}), ["cannot query the server: %s" % str(err).strip()]
+    if params["expect"] == "primary" and in_recovery:
+        problem = "the server is a replica, a primary was expected"
+    elif params["expect"] == "replica" and not in_recovery:
+        problem = "the server is a primary, a replica was expected"
+    elif in_recovery:
+        problem = replica_verdict(state, params["max_lag_bytes"])
+    else:
+        problem = primary_verdict(state, params["replicas"], params["max_lag_bytes"])
+    return (in_recovery, state), [problem] if problem else []
+
+
 def main():
     spec = dict(
         replicas=dict(type="list", elements="str", default=[]),
@@ -109,37 +140,18 @@ def main():
         timeout=dict(type="int", default=120),
         expect=dict(type="str", choices=["any", "primary", "replica"], default="any"),
     )
+    spec.update(gate.GATE_ARGUMENT_SPEC)
     spec.update(pgc.LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     if not pgc.HAS_PSYCOPG2:
         module.fail_json(msg=missing_required_lib("psycopg2"), exception=str(pgc.PSYCOPG2_IMPORT_ERROR))
     params = module.params
-    started = time.time()
-    problem, in_recovery, state = "not checked yet", None, {}
-    while True:
-        try:
-            connection = pgc.connect(params)
-            try:
-                in_recovery, state = observe(connection)
-            finally:
-                connection.close()
-            if params["expect"] == "primary" and in_recovery:
-                problem = "the server is a replica, a primary was expected"
-            elif params["expect"] == "replica" and not in_recovery:
-                problem = "the server is a primary, a replica was expected"
-            elif in_recovery:
-                problem = replica_verdict(state, params["max_lag_bytes"])
-            else:
-                problem = primary_verdict(state, params["replicas"], params["max_lag_bytes"])
-        except pgc.psycopg2.Error as err:
-            problem = "cannot query the server: %s" % str(err).strip()
-        waited = round(time.time() - started, 1)
-        if problem is None:
-            module.exit_json(changed=False, in_recovery=in_recovery, state=state, waited=waited)
-        if waited >= params["timeout"]:
-            module.fail_json(msg="health gate timed out after %s s: %s" % (waited, problem),
-                             in_recovery=in_recovery, state=state, waited=waited)
-        time.sleep(0.5)
+    problem = gate.invalid_options(params["timeout"], params["interval"])
+    if problem:
+        module.fail_json(msg=problem)
+    outcome = gate.wait(lambda: look(params), params["timeout"], params["interval"], once=module.check_mode)
+    in_recovery, state = outcome["seen"] or (None, {})
+    gate.finish(module, outcome, "the replication", dict(in_recovery=in_recovery, state=state))
 
 
 if __name__ == "__main__":

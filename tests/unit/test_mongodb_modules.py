@@ -176,6 +176,17 @@ def test_health_gate_reports_lag_and_check_mode_never_fails(five, tmp_path):
     assert run_module("mongodb_rs_health", tmp_path, timeout=20, interval=0.2, **login(lagging))["ok"]
 
 
+def test_health_gate_fails_at_once_on_a_refused_login(five, tmp_path):
+    """The gate contract: a server that refuses the login is not waited for, in check mode neither."""
+    primary = primary_node(five)
+    for check in (False, True):
+        started = time.time()
+        gate = run_module("mongodb_rs_health", tmp_path, check=check, timeout=60, interval=0.2,
+                          **dict(login(primary), login_password="wrong"))
+        assert gate["failed"] and not gate["ok"] and gate["checks"] == 1, gate
+        assert "waiting cannot change that" in gate["msg"] and time.time() - started < 20
+
+
 def test_stepdown_module(five, tmp_path):
     primary = primary_node(five)
     members = {m["host"] for m in client(primary).admin.command("replSetGetConfig")["config"]["members"]}

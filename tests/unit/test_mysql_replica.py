@@ -77,3 +77,45 @@ def test_sql_errors_fail_with_the_statement_and_the_error_name(monkeypatch, caps
     assert "ER_REPLICA_THREAD_RUNNING (3021)" in result["msg"]
     assert result["error_code"] == 3021
     assert "secret-pw" not in json.dumps(result)
+
+
+class FakeSession:
+    """Answers the two reads mysql_replica_health makes: the version, then SHOW REPLICA STATUS."""
+    rows = []
+
+    def __init__(self, connection, check_mode=False):
+        pass
+
+    def value(self, query):
+        return "9.7.0"
+
+    def fetch(self, query):
+        return FakeSession.rows
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("rows, require, ok, unmet, refused", [
+    ([], False, True, [], None),
+    ([], True, False, ["no replication configured on this server"], "no replication configured on this server"),
+    ([{"Replica_IO_Running": "Yes", "Replica_SQL_Running": "Yes", "Seconds_Behind_Source": 3}], True, True, [], None),
+    ([{"Replica_IO_Running": "Yes", "Replica_SQL_Running": "Yes", "Seconds_Behind_Source": 90}], True, False,
+     ["lag 90 s, limit 60 s"], None),
+    ([{"Replica_IO_Running": "Connecting", "Replica_SQL_Running": "Yes", "Seconds_Behind_Source": None,
+       "Last_IO_Error": "error connecting to source"}], True, False,
+     ["I/O thread Connecting, SQL thread Yes: error connecting to source"], None),
+])
+def test_replica_gate_answers_in_the_gate_shape(monkeypatch, capsys, rows, require, ok, unmet, refused):
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_replica_health
+    monkeypatch.setattr(mysql_replica_health, "gate_connect", lambda params: object())
+    monkeypatch.setattr(mysql_replica_health, "Session", FakeSession)
+    FakeSession.rows = rows
+    with patch_module_args({"require_configured": require, "timeout": 0}):
+        with pytest.raises(SystemExit):
+            mysql_replica_health.main()
+    result = json.loads(capsys.readouterr().out)
+    assert (result["ok"], result["unmet"], result["checks"]) == (ok, unmet, 1)
+    assert bool(result.get("failed")) == (not ok)
+    assert ("waiting cannot change that" in result.get("msg", "")) == bool(refused)
+    assert set(result) >= {"configured", "io_running", "sql_running", "lag_seconds", "waited_seconds"}

@@ -49,6 +49,20 @@ def test_a_missing_member_and_a_paused_cluster_fail_the_gate():
     assert "Patroni is paused (maintenance mode): it would not fail over" in reasons
 
 
+def test_a_replica_left_out_is_not_judged_but_the_leader_always_is():
+    broken = {"members": [member("pg1", role="leader", state="running", lag=None), member("pg2"),
+                          member("pg3", state="start failed", lag="unknown")]}
+    assert not cluster_verdict(broken, ["pg1", "pg2", "pg3"], 1024)[0]
+    assert cluster_verdict(broken, ["pg1", "pg2", "pg3"], 1024, leave_out=["pg3"]) == (True, [])
+    gone = {"members": broken["members"][:2]}
+    assert cluster_verdict(gone, ["pg1", "pg2", "pg3"], 1024, leave_out=["pg3"]) == (True, [])
+    # another member's trouble still fails the gate
+    other = {"members": [broken["members"][0], member("pg2", state="stopped"), broken["members"][2]]}
+    assert cluster_verdict(other, ["pg1", "pg2", "pg3"], 1024, leave_out=["pg3"]) == (False, ["pg2 is stopped"])
+    healthy, reasons = cluster_verdict(HEALTHY, ["pg1", "pg2", "pg3"], 1024, leave_out=["pg1"])
+    assert not healthy and reasons == ["pg1 leads: the leader cannot be left out of the gate"]
+
+
 def test_the_patch_holds_only_what_differs_and_compares_as_patroni_stores():
     current = {"ttl": 30, "loop_wait": 10, "synchronous_mode": False,
                "postgresql": {"use_slots": True, "parameters": {"max_connections": "100", "wal_level": "replica",
@@ -129,3 +143,29 @@ def haproxy_inputs(**changes):
 def test_pg_haproxy_inputs(changes, error):
     errors = haproxy_errors(haproxy_inputs(**changes))
     assert (errors == []) if error is None else any(error in e for e in errors), errors
+
+
+class FakeApi:
+    """Answers GET /patroni of a member with the start times given, one per call (the last one repeats)."""
+
+    def __init__(self, *starts):
+        self.starts = list(starts)
+
+    def call(self, url, method='GET', body=None, timeout=None):
+        assert url == "https://pg3:8008/patroni" and method == 'GET'
+        start = self.starts.pop(0) if len(self.starts) > 1 else self.starts[0]
+        return 200, {"state": "running", "postmaster_start_time": start}
+
+
+def test_a_reinit_is_done_only_once_a_server_started_after_it_streams():
+    from ansible_collections.dbops.clusters.plugins.modules.patroni_member import rebuilt
+    streaming = {"members": [member("pg1", role="leader", state="running"),
+                             dict(member("pg3"), api_url="https://pg3:8008/patroni")]}
+    creating = {"members": [streaming["members"][0], dict(streaming["members"][1], state="creating replica")]}
+    done = rebuilt(FakeApi("2026-11-30 06:00:00", "2026-11-30 06:05:00"), "pg3", "2026-11-30 06:00:00")
+    # the old server still streams (Patroni has not begun): not done; then rebuilding; then the new server streams
+    assert not done(streaming)
+    assert not done(creating)
+    assert done(streaming)
+    # a member that did not run before (broken): any server that streams is the rebuilt one
+    assert rebuilt(FakeApi("2026-11-30 06:05:00"), "pg3", None)(streaming)

@@ -73,7 +73,7 @@ def test_health_fails_at_once_when_the_watched_unit_failed(tmp_path, monkeypatch
             galera_health.main()
     result = json.loads(capsys.readouterr().out)
     assert result["failed"] and result["waited_seconds"] < 30
-    assert result["msg"].startswith("mariadb is failed and the server does not answer")
+    assert result["msg"].startswith("the node is not healthy and will not become so (mariadb is failed)")
     assert result["unit_log"] == ["WSREP: SST failed"]
 
 
