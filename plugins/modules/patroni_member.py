@@ -19,7 +19,7 @@ description:
   - O(action=switchover) moves the leader key to O(member) (C(POST /switchover)), or to the replica Patroni
     picks when O(member) is not given, and waits until the new leader runs. Nothing is done when O(member)
     already leads.
-  - O(action=reinit) rebuilds the replica O(member) from the leader (C(POST /reinit)); Patroni refuses it on the
+  - O(action=reinit) rebuilds the replica O(member) from the leader (C(POST /reinitialize)); Patroni refuses it on the
     leader, and so does this module.
   - It does not gate the whole cluster; run M(dbops.clusters.patroni_cluster) before and after.
 options:
@@ -98,9 +98,8 @@ pending_restart:
   type: bool
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.dbops.clusters.plugins.module_utils import gate
 from ansible_collections.dbops.clusters.plugins.module_utils.patroni_api import (
     API_SPEC,
     REPLICA_OK_STATES,
@@ -120,21 +119,38 @@ def base_url(member):
     return url[:-len('/patroni')] if url.endswith('/patroni') else url.rstrip('/')
 
 
-def wait_until(api, module, done, timeout):
-    """Read the cluster every half second until done(cluster) is true; the last cluster read and seconds waited."""
-    started, cluster = time.time(), None
-    while True:
+def wait_until(api, module, done, what, timeout):
+    """Read the cluster every half second until done(cluster) holds; the last cluster read and seconds waited.
+    Fails the module at the timeout, naming what it waited for."""
+    def poll():
         try:
             cluster = api.cluster()
-            if done(cluster):
-                return cluster, round(time.time() - started, 1)
-        except PatroniError:
-            pass
-        waited = round(time.time() - started, 1)
-        if waited >= timeout:
-            module.fail_json(msg='Patroni did not reach the expected state within %s s' % timeout,
-                             cluster=cluster, waited=waited)
-        time.sleep(0.5)
+            return cluster, [] if done(cluster) else [what]
+        except PatroniError as e:
+            return None, ['no member answered: %s' % e]
+    outcome = gate.wait(poll, timeout, 0.5)
+    if not outcome['ok']:
+        module.fail_json(msg='Patroni did not reach the expected state within %s s: %s' % (
+            timeout, '; '.join(outcome['unmet'])), cluster=outcome['seen'], waited=outcome['waited_seconds'])
+    return outcome['seen'], outcome['waited_seconds']
+
+
+def postmaster_start(api, member):
+    """When the member's PostgreSQL started, as its own REST API says now (the cluster view can lag a loop)."""
+    dummy, answer = api.call(base_url(member) + '/patroni')
+    return answer.get('postmaster_start_time') if isinstance(answer, dict) else None
+
+
+def rebuilt(api, name, started_before):
+    """The replica streams again from a PostgreSQL started after the reinit was asked for: a reinit of a replica
+    that streamed before is not done while the old server still answers (Patroni rebuilds it asynchronously)."""
+    def done(cluster):
+        member = members_of(cluster).get(name) or {}
+        if member.get('state') not in REPLICA_OK_STATES:
+            return False
+        started = postmaster_start(api, member)
+        return bool(started) and started != started_before
+    return done
 
 
 def runs_again(name, was_leader):
@@ -189,7 +205,7 @@ def main():
             if not module.check_mode:
                 post(module, api, base_url(member) + '/restart', {})
                 cluster, result['waited'] = wait_until(api, module, runs_again(name, name == leader),
-                                                       params['timeout'])
+                                                       '%s to run again' % name, params['timeout'])
         elif action == 'switchover':
             if not leader:
                 module.fail_json(msg='the cluster has no leader to switch over from (a failover is Patroni\'s '
@@ -204,14 +220,17 @@ def main():
                 post(module, api, base_url(members[leader]) + '/switchover', body)
                 cluster, result['waited'] = wait_until(
                     api, module, lambda c: leader_of(c) not in (None, leader) and (not name or leader_of(c) == name)
-                    and members_of(c)[leader_of(c)].get('state') == 'running', params['timeout'])
+                    and members_of(c)[leader_of(c)].get('state') == 'running',
+                    'a new leader %s running' % (name or 'other than %s' % leader), params['timeout'])
         else:
             if name == leader:
                 module.fail_json(msg='%s leads: only a replica is rebuilt from the leader' % name, **result)
             result.update(changed=True, reason='%s rebuilt from the leader %s' % (name, leader))
             if not module.check_mode:
-                post(module, api, base_url(members[name]) + '/reinit', {'force': True})
-                cluster, result['waited'] = wait_until(api, module, runs_again(name, False), params['timeout'])
+                started_before = postmaster_start(api, members[name])
+                post(module, api, base_url(members[name]) + '/reinitialize', {'force': True})
+                cluster, result['waited'] = wait_until(api, module, rebuilt(api, name, started_before),
+                                                       '%s rebuilt and streaming' % name, params['timeout'])
     except PatroniError as e:
         module.fail_json(msg=str(e), **result)
     result['leader'] = leader_of(cluster) if not module.check_mode else (

@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.dbops.clusters.tests.unit.unreachable_playbooks import run_playbook, write_inventory
 
-PLAYBOOKS = ["pg_switchover.yml", "pg_failover.yml", "rolling_restart_postgres.yml"]
+PLAYBOOKS = ["pg_switchover.yml", "pg_failover.yml", "rolling_restart_postgres.yml", "pg_reinit.yml"]
 
 
 def run(tmp_path, playbook, group="postgres", limit=None, extra=None, all_vars=None):
