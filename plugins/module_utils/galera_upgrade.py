@@ -139,11 +139,11 @@ def plan_upgrade(members, states, names, in_play, group="galera"):
     refusals = []
     outside = [member for member in members if member not in in_play]
     if outside:
-        refusals.append("%s (members of pxc_galera_cluster_group=%s) are outside the play (--limit or "
+        refusals.append("%s (members of pxc_galera_group=%s) are outside the play (--limit or "
                         "unreachable): an upgrade runs over the whole cluster, one member at a time, and skips "
                         "members already upgraded; run it without --limit" % (", ".join(outside), group))
     if len(members) < 3:
-        refusals.append("pxc_galera_cluster_group=%s has %d members: a rolling upgrade needs at least three, so "
+        refusals.append("pxc_galera_group=%s has %d members: a rolling upgrade needs at least three, so "
                         "two keep the quorum while one is down" % (group, len(members)))
     uuids = set()
     steps, changes = {}, {}

@@ -83,7 +83,7 @@ def test_one_package_left_behind_is_still_upgraded():
 def test_a_member_outside_the_play_is_refused():
     plan = gu.plan_upgrade(MEMBERS, {"g1": member(), "g2": member()}, NAMES, ["g1", "g2"])
     assert len(plan["refusals"]) == 1
-    assert "g3 (members of pxc_galera_cluster_group=galera) are outside the play" in plan["refusals"][0]
+    assert "g3 (members of pxc_galera_group=galera) are outside the play" in plan["refusals"][0]
 
 
 @pytest.mark.parametrize("changes, expected", [

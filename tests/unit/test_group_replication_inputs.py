@@ -25,7 +25,7 @@ def run_plan(tmp_path, variables, members=None):
     members = members or {"n1": None, "n2": None, "n3": None}
     inventory.write_text(yaml.safe_dump({"all": {"children": {"gr": {"hosts": members}}}}))
     (tmp_path / "vars.json").write_text(json.dumps(dict({
-        "group_replication_flavor": "mysql", "group_replication_inventory_group": "gr",
+        "group_replication_flavor": "mysql", "group_replication_group": "gr",
         "group_replication_recovery_password": "it's a secret"}, **variables)))
     play = tmp_path / "play.yml"
     play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": [
@@ -103,10 +103,10 @@ OUT_OF_RANGE = [
 
 def run_plan_batch(tmp_path, cases, members, control_members):
     """plan.yml once for every case. Group caseN: hosts caseN_M for each of members (M: its host variables), with
-    cases[N] and group_replication_inventory_group=caseN as group variables, so its members are its own hosts.
+    cases[N] and group_replication_group=caseN as group variables, so its members are its own hosts.
     Group `control`: the same without a case's variables. Returns run_role_batch's report and the groups."""
     groups = {name: {"hosts": {"%s_%s" % (name, m): dict(hostvars or {}) for m, hostvars in hosts.items()},
-                     "vars": dict({"group_replication_inventory_group": name}, **variables)}
+                     "vars": dict({"group_replication_group": name}, **variables)}
               for name, hosts, variables in [("case%d" % i, members, case) for i, case in enumerate(cases)]
               + [("control", control_members, {})]}
     batch = run_role_batch(tmp_path, {"all": {"children": groups}}, "group_replication", "plan.yml", {
@@ -142,7 +142,7 @@ def test_a_member_that_failed_earlier_is_planned_as_unreadable_not_a_crash(tmp_p
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {"gr": {"hosts": ADDRESSES}}}}))
     (tmp_path / "vars.json").write_text(json.dumps({
-        "group_replication_flavor": "mysql", "group_replication_inventory_group": "gr",
+        "group_replication_flavor": "mysql", "group_replication_group": "gr",
         "group_replication_recovery_password": "pw",   # no server answers here: members read as not running
         # group.yml's modules import PyMySQL: the test's own Python has it, the machine's python3 need not
         "ansible_python_interpreter": sys.executable}))

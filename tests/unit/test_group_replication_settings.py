@@ -26,7 +26,7 @@ def render(host="gr2", **overrides):
         group_replication_single_primary=True, group_replication_auto_increment_increment=0,
         group_replication_port=33061, group_replication_group_name_effective="5b0b1a8e-6d4e-5c2a-9c1e-2f1d6a1e0c33",
         group_replication_group_name_reason="set by group_replication_group_name", group_replication_address=ADDRESSES[host],
-        group_replication_inventory_group="gr", inventory_hostname=host, group_replication_member_weight=50,
+        group_replication_group="gr", inventory_hostname=host, group_replication_member_weight=50,
         group_replication_consistency="BEFORE_ON_PRIMARY_FAILOVER", group_replication_exit_state_action="OFFLINE_MODE",
         group_replication_autorejoin_tries=3, group_replication_unreachable_majority_timeout=30,
         group_replication_clone_threshold=1000000, group_replication_transaction_size_limit=150000000,

@@ -42,7 +42,7 @@ def test_default_lab_is_the_seeds_stack_and_every_host_is_in_one_lane():
 def test_gr_profile_adds_its_hosts_settings_and_lane():
     topo = labctl.load_topology(TOPOLOGY, "gr")
     assert [h["name"] for h in topo["hosts"]][-3:] == ["gr1", "gr2", "gr3"]
-    assert topo["group_vars"]["gr"]["group_replication_inventory_group"] == "gr"
+    assert topo["group_vars"]["gr"]["group_replication_group"] == "gr"
     assert labctl.lane_hosts(topo)["gr"] == ["gr1", "gr2", "gr3"]
     assert "Group Replication" in topo["guide"] and "Failover drill" in topo["guide"]
 

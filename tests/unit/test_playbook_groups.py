@@ -14,16 +14,16 @@ from ansible_collections.dbops.clusters.tests.unit.unreachable_playbooks import 
 
 # playbook: (the role's group variable, its default, every member must be in the play)
 PLAYBOOKS = {
-    "galera_backup.yml": ("pxc_galera_cluster_group", "galera", False),
-    "galera_recover.yml": ("pxc_galera_cluster_group", "galera", False),
-    "galera_restore_member.yml": ("pxc_galera_cluster_group", "galera", False),
-    "rolling_restart_galera.yml": ("pxc_galera_cluster_group", "galera", False),
-    "rolling_restart_mysql.yml": ("mysql_group", "mysql", False),
-    "gr_reboot.yml": ("group_replication_inventory_group", "group_replication", False),
-    "rolling_restart_gr.yml": ("group_replication_inventory_group", "group_replication", False),
+    "galera_backup.yml": ("pxc_galera_group", "galera", False),
+    "galera_recover.yml": ("pxc_galera_group", "galera", False),
+    "galera_restore_member.yml": ("pxc_galera_group", "galera", False),
+    "rolling_restart_galera.yml": ("pxc_galera_group", "galera", False),
+    "rolling_restart_mysql.yml": ("percona_server_group", "mysql", False),
+    "gr_reboot.yml": ("group_replication_group", "group_replication", False),
+    "rolling_restart_gr.yml": ("group_replication_group", "group_replication", False),
     "rolling_restart_mongodb.yml": ("mongodb_rs_group", "mongodb", True),
     "rolling_upgrade.yml": ("mongodb_rs_mongos_group", "mongodb_mongos", False),
-    "rolling_upgrade_galera.yml": ("pxc_galera_cluster_group", "galera", False),
+    "rolling_upgrade_galera.yml": ("pxc_galera_group", "galera", False),
     "rolling_upgrade_rs.yml": ("mongodb_rs_group", "mongodb", True),
     "rolling_restart_etcd.yml": ("etcd_group", "etcd", False),
     "etcd_replace_member.yml": ("etcd_group", "etcd", True),
@@ -55,7 +55,7 @@ def test_a_group_that_matches_no_host_fails_naming_the_variable(tmp_path, playbo
 def test_the_group_named_in_the_inventory_is_the_one_checked_and_targeted(tmp_path):
     """group_vars/all names the group: the playbook acts on it (a host pattern alone cannot read that)."""
     result, output = run(tmp_path, "rolling_restart_galera.yml", group="ledger",
-                         all_vars={"pxc_galera_cluster_group": "ledger"})
+                         all_vars={"pxc_galera_group": "ledger"})
     assert "matches no host" not in output, result.stdout[-3000:]
     # past the check, the next play reaches for the group's members (and finds them down)
     assert "UNREACHABLE" in output and "n1" in output.split("PLAY [Find the member taking the writes]")[1]
@@ -75,7 +75,7 @@ def test_the_group_an_importing_play_names_is_the_one_checked(tmp_path):
 def test_a_limit_holding_no_member_is_refused(tmp_path):
     result, output = run(tmp_path, "rolling_restart_galera.yml", group="galera", limit="web1")
     assert result.returncode != 0
-    assert "--limit leaves every member of the inventory group galera (pxc_galera_cluster_group) out of the play" \
+    assert "--limit leaves every member of the inventory group galera (pxc_galera_group) out of the play" \
         in output, result.stdout[-3000:]
     assert "UNREACHABLE" not in output
 
@@ -89,14 +89,14 @@ def test_a_limit_leaving_part_of_a_set_out_is_refused_where_every_member_is_need
 
 
 def test_hosts_naming_different_groups_are_refused_unless_one_is_given(tmp_path):
-    inventory_vars = {"pxc_galera_cluster_group": "galera"}
+    inventory_vars = {"pxc_galera_group": "galera"}
     (tmp_path / "host_vars").mkdir()
-    (tmp_path / "host_vars" / "web1.yml").write_text("pxc_galera_cluster_group: other\n")
+    (tmp_path / "host_vars" / "web1.yml").write_text("pxc_galera_group: other\n")
     result, output = run(tmp_path, "rolling_restart_galera.yml", group="galera", all_vars=inventory_vars)
     assert result.returncode != 0
-    assert "set pxc_galera_cluster_group to different groups (galera, other)" in output, result.stdout[-3000:]
+    assert "set pxc_galera_group to different groups (galera, other)" in output, result.stdout[-3000:]
     result, output = run(tmp_path, "rolling_restart_galera.yml", group="galera", all_vars=inventory_vars,
-                         extra={"pxc_galera_cluster_group": "galera"})
+                         extra={"pxc_galera_group": "galera"})
     assert "different groups" not in output and "UNREACHABLE" in output, result.stdout[-3000:]
 
 

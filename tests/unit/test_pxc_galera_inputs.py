@@ -55,7 +55,7 @@ def test_members_come_from_the_inventory_group_not_the_play(tmp_path):
     """--limit n1: the group still has 4 members, which is refused as even (the play's 1 host is not counted)."""
     result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"},
                       members=("n1", "n2", "n3", "n4"), limit="n1")
-    refused(result, "pxc_galera_cluster_group=galera has 4 members (n1, n2, n3, n4)")
+    refused(result, "pxc_galera_group=galera has 4 members (n1, n2, n3, n4)")
 
 
 def test_limit_while_members_outside_the_play_cannot_be_reached_is_refused_naming_them(tmp_path):
@@ -107,7 +107,7 @@ def test_every_read_that_ignores_unreachable_hosts_is_exempt_from_any_errors_fat
 
 def test_a_missing_group_is_refused_naming_the_variable(tmp_path):
     result = run_role(tmp_path, "cluster_facts.yml", {"pxc_galera_flavor": "mariadb"}, group="db")
-    refused(result, "pxc_galera_cluster_group=galera: no such inventory group")
+    refused(result, "pxc_galera_group=galera: no such inventory group")
 
 
 # ------------------------------------------------------------------------------------------- bad input

@@ -29,16 +29,16 @@ def run_play(tmp_path, hosts, role, tasks_from, variables):
 
 
 # Both sizes in one ansible-playbook run: group caseN with those hosts, next to a group of three
-# (test_galera_accepts_three_nodes); pxc_galera_cluster_group names each host's own group.
+# (test_galera_accepts_three_nodes); pxc_galera_group names each host's own group.
 GALERA_SIZES = [["n1", "n2"], ["n1", "n2", "n3", "n4"]]
 
 
 def run_cluster_facts_batch(tmp_path, cases, control):
     """cluster_facts.yml once for every case: group caseN has the hosts caseN_M for each M of cases[N], group
-    `control` the hosts control_M for each M of control, and pxc_galera_cluster_group names each host's group.
+    `control` the hosts control_M for each M of control, and pxc_galera_group names each host's group.
     Returns run_role_batch's report and the groups."""
     groups = {name: {"hosts": {"%s_%s" % (name, m): None for m in members},
-                     "vars": {"pxc_galera_cluster_group": name}}
+                     "vars": {"pxc_galera_group": name}}
               for name, members in [("case%d" % i, case) for i, case in enumerate(cases)] + [("control", control)]}
     batch = run_role_batch(tmp_path, {"all": {"children": groups}}, "pxc_galera", "cluster_facts.yml",
                            {"pxc_galera_flavor": "mariadb", "pxc_galera_address": "10.0.0.1"}, timeout=300)
@@ -256,10 +256,10 @@ def test_mongodb_rs_refuses_bad_values_before_any_task_reaches_a_host(tmp_path):
 # are never contacted (a task that reached one would run on this machine, and check mode keeps it from changing it).
 # Each case: the role, its group variable, the inputs it needs to reach its checks, one bad input and its message.
 FIRST_CHANGE_CASES = [
-    ("pxc_galera", "pxc_galera_cluster_group",
+    ("pxc_galera", "pxc_galera_group",
      {"pxc_galera_flavor": "mariadb", "pxc_galera_address": "10.0.0.1", "pxc_galera_fc_limit": 0},
      "pxc_galera_fc_limit"),
-    ("group_replication", "group_replication_inventory_group",
+    ("group_replication", "group_replication_group",
      {"group_replication_flavor": "mysql", "group_replication_address": "10.0.0.1",
       "group_replication_recovery_password": "not-shown", "group_replication_flow_control_threshold": -5},
      "group_replication_flow_control_threshold=-5: must be from 0"),

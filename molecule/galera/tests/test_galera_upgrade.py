@@ -102,7 +102,7 @@ def test_every_acknowledged_row_is_on_every_node(lab_hosts, sql, drill, node):
 def test_limit_was_refused_before_any_change(drill):
     run = record(drill, "limit")
     assert run["rc"] != 0
-    assert "g3 (members of pxc_galera_cluster_group=galera) are outside the play" in run["stdout"]
+    assert "g3 (members of pxc_galera_group=galera) are outside the play" in run["stdout"]
     assert "nothing was changed" in run["stdout"]
 
 
