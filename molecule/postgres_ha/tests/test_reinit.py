@@ -1,5 +1,5 @@
-"""pg_reinit.yml (reinit_drill.yml): a replica that lost its pg_control, which Patroni cannot start again by
-itself, is rebuilt from the leader through Patroni; the leader itself is refused; the leader never changes."""
+"""pg_reinit.yml (reinit_drill.yml): a replica that lost its pg_control (PostgreSQL cannot start on that data
+directory) is rebuilt from the leader through Patroni; the leader itself is refused; the leader never changes."""
 import json
 import os
 import time
