@@ -79,6 +79,16 @@ def wait(poll, timeout, interval, once=False, give_up=None, clock=time.time, sle
                 refused=refused, gave_up=gave_up)
 
 
+def module_wait(module, poll, give_up=None, once=False):
+    """wait() with a module's own timeout and interval (failing the module when they are out of range), looking
+    once in check mode or when once is true."""
+    problem = invalid_options(module.params["timeout"], module.params["interval"])
+    if problem:
+        module.fail_json(msg=problem)
+    return wait(poll, module.params["timeout"], module.params["interval"], once=once or module.check_mode,
+                give_up=give_up)
+
+
 def failure_message(subject, outcome):
     """One sentence for a gate that did not pass: what, for how long, why."""
     if outcome["refused"]:

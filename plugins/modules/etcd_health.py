@@ -110,10 +110,7 @@ def main():
     spec.update(gate.GATE_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     params = module.params
-    problem = gate.invalid_options(params["timeout"], params["interval"])
-    if problem:
-        module.fail_json(msg=problem)
-    outcome = gate.wait(lambda: look(params), params["timeout"], params["interval"], once=module.check_mode)
+    outcome = gate.module_wait(module, lambda: look(params))
     leader, members, status = outcome["seen"] or ("", [], {})
     gate.finish(module, outcome, "etcd", dict(leader=leader, members=members, status=status))
 

@@ -203,13 +203,8 @@ def main():
     params = module.params
     if params["expected_size"] < 1:
         module.fail_json(msg="expected_size must be at least 1")
-    problem = gate.invalid_options(params["timeout"], params["interval"])
-    if problem:
-        module.fail_json(msg=problem)
-
     watch = NodeWatch(module)
-    outcome = gate.wait(watch.poll, params["timeout"], params["interval"], once=module.check_mode,
-                        give_up=watch.unit_down)
+    outcome = gate.module_wait(module, watch.poll, give_up=watch.unit_down)
     summary = outcome["seen"] or {}
     fields = dict(progress=watch.progress, state=summary.get("local_state_comment"),
                   cluster_status=summary.get("cluster_status"), cluster_size=summary.get("cluster_size"),

@@ -128,10 +128,7 @@ def main():
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=PYMYSQL_IMPORT_ERROR)
     params = module.params
-    problem = gate.invalid_options(params["timeout"], params["interval"])
-    if problem:
-        module.fail_json(msg=problem)
-    outcome = gate.wait(lambda: look(params), params["timeout"], params["interval"], once=module.check_mode)
+    outcome = gate.module_wait(module, lambda: look(params))
     state = outcome["seen"] or {"view": [], "stats": []}
     primaries = [m["host"] for m in state["view"] if m["role"] == "PRIMARY" and m["state"] == gr.ONLINE]
     gate.finish(module, outcome, "the group", dict(

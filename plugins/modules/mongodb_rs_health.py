@@ -154,11 +154,8 @@ def main():
     params = module.params
     if params["expected_members"] is not None and params["expected_members"] < 1:
         module.fail_json(msg="expected_members must be at least 1")
-    problem = gate.invalid_options(params["timeout"], params["interval"])
-    if problem:
-        module.fail_json(msg=problem)
     target = [None]
-    outcome = gate.wait(lambda: look(params, target), params["timeout"], params["interval"], once=module.check_mode)
+    outcome = gate.module_wait(module, lambda: look(params, target))
     members, primary = outcome["seen"] or ([], None)
     gate.finish(module, outcome, "the replica set", dict(members=members, primary=primary))
 

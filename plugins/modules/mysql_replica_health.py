@@ -151,11 +151,9 @@ def main():
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
     params = module.params
-    problem = "max_lag_seconds must not be negative" if params["max_lag_seconds"] < 0 else gate.invalid_options(
-        params["timeout"], params["interval"])
-    if problem:
-        module.fail_json(msg=problem)
-    outcome = gate.wait(lambda: look(params), params["timeout"], params["interval"], once=module.check_mode)
+    if params["max_lag_seconds"] < 0:
+        module.fail_json(msg="max_lag_seconds must not be negative")
+    outcome = gate.module_wait(module, lambda: look(params))
     gate.finish(module, outcome, "the replica", dict(outcome["seen"] or NOT_SEEN))
 
 

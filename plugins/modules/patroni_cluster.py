@@ -136,15 +136,12 @@ def main():
     spec.update(API_SPEC)
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     params = module.params
-    problem = ('max_lag_bytes must be 0 or more' if params['max_lag_bytes'] < 0
-               else gate.invalid_options(params['timeout'], params['interval']))
-    if problem:
-        module.fail_json(msg=problem)
+    if params['max_lag_bytes'] < 0:
+        module.fail_json(msg='max_lag_bytes must be 0 or more')
     api = PatroniApi(params['api_urls'], params['ca_file'], params['username'], params['password'],
                      params['request_timeout'])
     reading = params['timeout'] == 0
-    outcome = gate.wait(lambda: look(api, params), params['timeout'], params['interval'],
-                        once=reading or module.check_mode)
+    outcome = gate.module_wait(module, lambda: look(api, params), once=reading)
     if reading and outcome['seen'] is None:
         module.fail_json(msg='no Patroni REST API answered: %s' % '; '.join(outcome['unmet']), ok=False,
                          unmet=outcome['unmet'], checks=outcome['checks'], waited_seconds=outcome['waited_seconds'])

@@ -146,10 +146,7 @@ def main():
     if not pgc.HAS_PSYCOPG2:
         module.fail_json(msg=missing_required_lib("psycopg2"), exception=str(pgc.PSYCOPG2_IMPORT_ERROR))
     params = module.params
-    problem = gate.invalid_options(params["timeout"], params["interval"])
-    if problem:
-        module.fail_json(msg=problem)
-    outcome = gate.wait(lambda: look(params), params["timeout"], params["interval"], once=module.check_mode)
+    outcome = gate.module_wait(module, lambda: look(params))
     in_recovery, state = outcome["seen"] or (None, {})
     gate.finish(module, outcome, "the replication", dict(in_recovery=in_recovery, state=state))
 

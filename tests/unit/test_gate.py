@@ -159,3 +159,27 @@ def test_give_up_is_named_in_the_failure():
     module = Module()
     gate.finish(module, outcome_of(False, ["not answering"], gave_up="mariadb.service is failed"), "the node", {})
     assert "will not become so (mariadb.service is failed)" in module.failed["msg"]
+
+
+class ParamModule(Module):
+    def __init__(self, timeout, interval, check_mode=False):
+        super().__init__(check_mode)
+        self.params = {"timeout": timeout, "interval": interval}
+
+    def fail_json(self, **result):
+        self.failed = result
+        raise SystemExit(1)
+
+
+def test_a_module_s_timing_options_out_of_range_fail_the_module_before_any_poll():
+    polled = []
+    module = ParamModule(timeout=-5, interval=1)
+    with pytest.raises(SystemExit):
+        gate.module_wait(module, lambda: polled.append(1) or (None, []))
+    assert polled == [] and "timeout must be 0 or more" in module.failed["msg"]
+
+
+def test_a_module_in_check_mode_looks_once():
+    module = ParamModule(timeout=300, interval=1, check_mode=True)
+    outcome = gate.module_wait(module, lambda: ("seen", ["not yet"]))
+    assert outcome["checks"] == 1 and not outcome["ok"]

@@ -22,7 +22,8 @@ from pymongo.errors import PyMongoError, WriteConcernError  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "doubles", "mongodb"))
 from harness import Cluster, wait_until  # noqa: E402  pylint: disable=wrong-import-position
 
-PASSWORD = "double-test-pw"
+# The double's clients and its password, as its own tests reach it.
+from test_mongodb_double import PASSWORD, admin, direct, primary_of  # noqa: E402  pylint: disable=wrong-import-position
 # Longer than the primary's wait for new entries in an oplog pull (0.3 s): a pull reply composed after a
 # secondary was stopped may still reach it when it runs again, so only writes sent after this grace are
 # certain to be on the primary alone.
@@ -30,27 +31,6 @@ STOPPED_GRACE_SECONDS = 1.0
 # Short enough that a majority writer gives up while the secondaries are stopped, long enough that a
 # majority write on a loaded machine with the secondaries running is acknowledged.
 MAJORITY_WTIMEOUT_MS = 1000
-
-
-def direct(node, **kwargs):
-    return pymongo.MongoClient(node.host, directConnection=True, serverSelectionTimeoutMS=3000, **kwargs)
-
-
-def admin(node):
-    return direct(node, username="root", password=PASSWORD)
-
-
-def primary_of(cluster, exclude=()):
-    def find():
-        for node in cluster.nodes:
-            if node.alive() and node not in exclude:
-                try:
-                    if direct(node).admin.command("hello").get("isWritablePrimary"):
-                        return node
-                except PyMongoError:
-                    continue
-        return None
-    return wait_until(find, timeout=15, what="a primary")
 
 
 def committed(client):
