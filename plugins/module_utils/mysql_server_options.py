@@ -19,16 +19,39 @@ import tempfile
 from ansible_collections.dbops.clusters.plugins.module_utils import mysql_settings
 
 
-def known_options(module, binary):
-    """The set of option names `binary` lists, or None when it is not installed (yet). Fails when it lists none."""
+def read_binary(module, binary):
+    """(the set of option names `binary` lists, the version it names), or (None, None) when it is not installed
+    (yet). Fails when it lists no option."""
     if not binary or not os.path.exists(binary):
-        return None
+        return None, None
     # --no-defaults: the list must not depend on (or fail on) the option files being checked.
     rc, out, err = module.run_command([binary, "--no-defaults", "--verbose", "--help"])
     known = mysql_settings.parse_help_options(out)
     if not known:
         module.fail_json(msg="%s --verbose --help listed no options (rc=%s): %s" % (binary, rc, err.strip()[-500:]))
-    return known
+    return known, mysql_settings.parse_help_version(out)
+
+
+def known_options(module, binary):
+    """The set of option names `binary` lists, or None when it is not installed (yet)."""
+    return read_binary(module, binary)[0]
+
+
+def series_refusal(series, installed, binary):
+    """Why the role must not plan for `series` ('8.4') on a host whose `binary` is version `installed` ('9.7.4'),
+    or None. The role plans and writes for one series and never changes a server's version: planning for
+    another series than the installed one would write options the installed server may not know."""
+    if not installed or not series:
+        return None
+    wanted = str(series).split(".")[:2]
+    have = str(installed).split(".")[:2]
+    if wanted == have:
+        return None
+    return ("percona_server_version asks for series %s, but %s is %s: the role plans for the installed series and "
+            "never changes a server's version. Nothing was written. Set percona_server_version to %s (empty means "
+            "the flavor's default series), or move the server to %s one member at a time: the replicas first, then "
+            "a switchover (playbooks/mysql_switchover.yml), then the old source (docs/upgrades.md)."
+            % (series, binary, installed, ".".join(have), series))
 
 
 def refusal(variable, names, known, binary):

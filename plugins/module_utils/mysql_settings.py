@@ -168,6 +168,19 @@ def parse_help_options(text):
     return names
 
 
+_HELP_VERSION = re.compile(r"\bVer\s+(\d+\.\d+\.\d+)")
+
+
+def parse_help_version(text):
+    """The server version a binary's `--verbose --help` names on its first lines ('Ver 9.7.4 for Linux ...',
+    'Ver 11.8.3-MariaDB-1 from Debian ...'), or None."""
+    for line in text.splitlines()[:5]:
+        match = _HELP_VERSION.search(line)
+        if match:
+            return match.group(1)
+    return None
+
+
 def unknown_options(options, known):
     """Option names (as written) the server would refuse at startup: not listed by the binary, not loose-.
 

@@ -21,7 +21,7 @@ description:
   - Emits only variables that exist on the given flavor and version, and says for each whether it can be
     changed at runtime (C(dynamic)) or needs a restart.
   - Computes only; never connects to a server or changes the host, so the result is the same in check mode.
-    With I(server_binary) it runs that binary with C(--verbose --help) to read its option names.
+    With I(server_binary) it runs that binary with C(--verbose --help) to read its option names and version.
 options:
   memory_mb:
     description: Memory in MiB the server may use (for example C(memory_mb) from M(dbops.clusters.host_resources)).
@@ -87,6 +87,8 @@ options:
         name is checked against the options the binary lists with C(--verbose --help) (C(loose-) names are not),
         so a typo is refused before anything is written. When it does not exist (first install), only the
         names the engine knows are checked here; M(dbops.clusters.mysql_config) checks again before writing.
+      - The version the binary names must be of the series I(version) asks for (8.4 for 8.4.3); another series is
+        refused, since the plan would be for options the installed server may not have.
     type: path
 attributes:
   check_mode:
@@ -203,7 +205,10 @@ def main():
         supports_check_mode=True,
     )
     facts = dict((name, module.params[name]) for name in FACTS)
-    known = mysql_server_options.known_options(module, module.params["server_binary"])
+    known, installed = mysql_server_options.read_binary(module, module.params["server_binary"])
+    refused = mysql_server_options.series_refusal(module.params["version"], installed, module.params["server_binary"])
+    if refused:
+        module.fail_json(msg=refused, variable="version", installed_version=installed)
     if known is not None:
         message = mysql_server_options.refusal("overrides", module.params["overrides"], known,
                                                module.params["server_binary"])

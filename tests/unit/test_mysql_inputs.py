@@ -531,3 +531,36 @@ def test_mysql_config_writes_values_the_server_accepts(tmp_path, monkeypatch, ca
                         monkeypatch, capsys)
     assert not result.get("failed"), result
     assert "transaction_isolation = READ-COMMITTED" in path.read_text()
+
+
+def test_the_binary_names_its_version():
+    assert settings.parse_help_version(MYSQLD_HELP) == "9.7.4"
+    assert settings.parse_help_version(MARIADBD_HELP) == "11.8.6"
+    assert settings.parse_help_version("no version here\n  --port=#\n") is None
+
+
+@pytest.mark.parametrize("series, installed, refused", [
+    ("9.7", "9.7.4", False), ("8.4", "8.4.3", False), ("11.8", "11.8.6", False),
+    ("8.4", "9.7.4", True), ("8.0", "8.4.3", True), ("11.4", "11.8.6", True),
+    ("8.4", None, False),          # not installed yet: a first install installs the series asked for
+])
+def test_another_series_than_the_installed_one_is_refused(series, installed, refused):
+    from ansible_collections.dbops.clusters.plugins.module_utils.mysql_server_options import series_refusal
+    message = series_refusal(series, installed, "/usr/sbin/mysqld")
+    assert bool(message) == refused
+    if refused:
+        assert "percona_server_version asks for series %s, but /usr/sbin/mysqld is %s" % (series, installed) in message
+        assert "Nothing was written" in message and "playbooks/mysql_switchover.yml" in message
+
+
+def test_mysql_tuning_refuses_a_series_the_installed_binary_is_not(tmp_path, monkeypatch, capsys):
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_tuning
+    binary = tmp_path / "mysqld"
+    binary.write_text("#!/bin/sh\ncat <<'HELP'\n" + MYSQLD_HELP + "\nHELP\n")
+    binary.chmod(0o755)
+    base = {"memory_mb": 2048, "cpus": 2, "flavor": "mysql", "server_binary": str(binary)}
+    result = run_module(mysql_tuning, dict(base, version="8.4"), monkeypatch, capsys)
+    assert result["failed"] and result["installed_version"] == "9.7.4", result
+    assert "percona_server_version asks for series 8.4" in result["msg"]
+    result = run_module(mysql_tuning, dict(base, version="9.7"), monkeypatch, capsys)
+    assert not result.get("failed"), result
