@@ -12,6 +12,9 @@ GOOD = {"pgbackrest_repository_host": "bk1", "pgbackrest_database_hosts": ["pg1"
 def test_good_input_passes(tmp_path):
     result = run_play(tmp_path, HOSTS, "dbops.clusters.pgbackrest", "validate.yml", GOOD)
     assert result.returncode == 0, result.stdout[-2000:]
+    incremental = dict(GOOD, pgbackrest_schedules=[{"type": "incr", "on_calendar": "hourly"}])
+    result = run_play(tmp_path, HOSTS, "dbops.clusters.pgbackrest", "validate.yml", incremental)
+    assert result.returncode == 0, result.stdout[-2000:]
 
 
 @pytest.mark.parametrize("change, names", [
@@ -24,6 +27,15 @@ def test_good_input_passes(tmp_path):
     ({"pgbackrest_restore_hosts": ["pg1"]}, "pgbackrest_restore_hosts"),
     ({"pgbackrest_stanza": "main;rm"}, "pgbackrest_stanza"),
     ({"pgbackrest_tls_port": 70000}, "pgbackrest_tls_port"),
+    ({"pgbackrest_schedules": [{"type": "weekly", "on_calendar": "Sun"}]}, "pgbackrest_schedules"),
+    ({"pgbackrest_schedules": [{"type": "full", "on_calendar": "Sun"}, {"type": "full", "on_calendar": "Mon"}]},
+     "pgbackrest_schedules"),
+    ({"pgbackrest_schedules": [{"type": "full", "on_calendar": "Sun\nExecStart=/bin/sh"}]}, "pgbackrest_schedules"),
+    ({"pgbackrest_schedules": [{"type": "full", "on_calendar": "%H"}]}, "pgbackrest_schedules"),
+    ({"pgbackrest_schedules": [{"type": "full"}]}, "pgbackrest_schedules"),
+    ({"pgbackrest_schedules": [{"type": "full", "on_calendar": "Sun", "user": "root"}]}, "pgbackrest_schedules"),
+    ({"pgbackrest_schedules": {"type": "full", "on_calendar": "Sun"}}, "pgbackrest_schedules"),
+    ({"pgbackrest_max_backup_age_hours": 0}, "pgbackrest_max_backup_age_hours"),
 ])
 def test_bad_input_is_refused_naming_the_variable(tmp_path, change, names):
     variables = dict(GOOD, **change)

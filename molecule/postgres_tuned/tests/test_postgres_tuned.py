@@ -79,10 +79,13 @@ def test_archive_receives_wal(pg1, lab_hosts):
                        "OR last_failed_time IS NULL FROM pg_stat_archiver")
     count, last, healthy = archived.stdout.strip().split("|")
     assert int(count) > 0 and healthy == "t"
-    found = lab_hosts["bk1"].run("ls /var/lib/pgbackrest/archive/main/17-1/%s/" % last[:16])
-    names = [name for name in found.stdout.split() if name.startswith(last + "-")]
+    # the last file archived may be a backup's history file (000000010000000000000009.000000D8.backup, after a
+    # backup): its segment was archived before it
+    segment = last[:24]
+    found = lab_hosts["bk1"].run("ls /var/lib/pgbackrest/archive/main/17-1/%s/" % segment[:16])
+    names = [name for name in found.stdout.split() if name.startswith(segment + "-")]
     assert len(names) == 1, found.stdout
-    head = lab_hosts["bk1"].run("head -c 8 /var/lib/pgbackrest/archive/main/17-1/%s/%s" % (last[:16], names[0]))
+    head = lab_hosts["bk1"].run("head -c 8 /var/lib/pgbackrest/archive/main/17-1/%s/%s" % (segment[:16], names[0]))
     assert head.stdout == "Salted__"   # openssl's header of an aes-256-cbc file: the repository is encrypted
 
 
