@@ -181,8 +181,9 @@ def test_health_gate_fails_at_once_on_a_refused_login(five, tmp_path):
     primary = primary_node(five)
     for check in (False, True):
         started = time.time()
-        gate = run_module("mongodb_rs_health", tmp_path, check=check, timeout=60, interval=0.2,
-                          **dict(login(primary), login_password="wrong"))
+        wrong = login(primary)
+        wrong["login_password"] = "wrong"
+        gate = run_module("mongodb_rs_health", tmp_path, check=check, timeout=60, interval=0.2, **wrong)
         assert gate["failed"] and not gate["ok"] and gate["checks"] == 1, gate
         assert "waiting cannot change that" in gate["msg"] and time.time() - started < 20
 

@@ -23,9 +23,11 @@ TIMER_OK = {"UnitFileState": "enabled", "ActiveState": "active", "LastTriggerUSe
             "NextElapseUSecRealtime": "Sun 2026-12-06 01:00:00 UTC"}
 
 
-def units(full_service=SERVICE_OK, diff_service=SERVICE_OK, diff_timer=TIMER_OK):
-    return {"dbops-pgbackrest-main-full.service": full_service, "dbops-pgbackrest-main-full.timer": TIMER_OK,
-            "dbops-pgbackrest-main-diff.service": diff_service, "dbops-pgbackrest-main-diff.timer": diff_timer}
+def units(full_service=None, diff_service=None, diff_timer=None):
+    return {"dbops-pgbackrest-main-full.service": full_service or SERVICE_OK,
+            "dbops-pgbackrest-main-full.timer": TIMER_OK,
+            "dbops-pgbackrest-main-diff.service": diff_service or SERVICE_OK,
+            "dbops-pgbackrest-main-diff.timer": diff_timer or TIMER_OK}
 
 
 def test_a_recent_backup_and_healthy_units_have_no_problem():
