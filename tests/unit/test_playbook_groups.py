@@ -29,10 +29,11 @@ PLAYBOOKS = {
     "etcd_replace_member.yml": ("etcd_group", "etcd", True),
 }
 # Plays that act on the cluster target an in-memory group cluster_group.yml (or pg_whole_group.yml) fills; these
-# playbooks pick their hosts otherwise (the lab's own, or hosts a first play on `all` names from variables), and
-# mysql_switchover.yml checks its group, the whole of it, together with its other inputs in its first play.
-NOT_CLUSTER_OPERATIONS = {"lab.yml", "cluster_group.yml", "pg_backup.yml", "pg_restore_pitr.yml",
-                          "mysql_switchover.yml"}
+# playbooks pick their hosts otherwise (the lab's own, or hosts a first play on `all` names from variables: the
+# pgBackRest repository host), and mysql_switchover.yml checks its group, the whole of it, together with its other
+# inputs in its first play.
+NOT_CLUSTER_OPERATIONS = {"lab.yml", "cluster_group.yml", "pg_backup.yml", "pg_backup_status.yml",
+                          "pg_restore_pitr.yml", "mysql_switchover.yml"}
 
 # Parts of other playbooks: run alone, they refuse (their group is filled by the playbook that imports them).
 IMPORTED_PARTS = {"pg_promote.yml", "pg_rejoin.yml"}
