@@ -1,5 +1,5 @@
 """Scheduled backups (backup_schedule.yml): the role's timers on the repository host, a scheduled run that backs
-up, one that cannot reach the server and fails its unit, and pg_backup_status.yml telling them apart."""
+up, one that cannot write to the repository and fails its unit, and pg_backup_status.yml telling them apart."""
 import json
 import os
 
@@ -36,7 +36,7 @@ def test_a_scheduled_run_backs_up_and_the_status_passes(record):
     assert record["scheduled_ok"] == 0 and record["status_ok"] == 0, record
 
 
-def test_a_run_that_cannot_reach_the_server_fails_its_unit_and_the_status_names_it(record):
+def test_a_run_that_cannot_write_the_repository_fails_its_unit_and_the_status_names_it(record):
     assert record["scheduled_failed"] != 0 and record["status_failed"] != 0, record
     assert "dbops-pgbackrest-main-diff.service: its last run failed" in record["status_failed_output"], record
 
