@@ -20,16 +20,16 @@ from ansible_collections.dbops.clusters.plugins.module_utils import mysql_settin
 
 
 def read_binary(module, binary):
-    """(the set of option names `binary` lists, the version it names), or (None, None) when it is not installed
-    (yet). Fails when it lists no option."""
+    """(the set of option names `binary` lists, the version it names, the flavor it is), or (None, None, None)
+    when it is not installed (yet). Fails when it lists no option."""
     if not binary or not os.path.exists(binary):
-        return None, None
+        return None, None, None
     # --no-defaults: the list must not depend on (or fail on) the option files being checked.
     rc, out, err = module.run_command([binary, "--no-defaults", "--verbose", "--help"])
     known = mysql_settings.parse_help_options(out)
     if not known:
         module.fail_json(msg="%s --verbose --help listed no options (rc=%s): %s" % (binary, rc, err.strip()[-500:]))
-    return known, mysql_settings.parse_help_version(out)
+    return known, mysql_settings.parse_help_version(out), mysql_settings.parse_help_flavor(out)
 
 
 def known_options(module, binary):
@@ -37,11 +37,13 @@ def known_options(module, binary):
     return read_binary(module, binary)[0]
 
 
-def series_refusal(series, installed, binary):
+def series_refusal(series, installed, binary, flavor=None, installed_flavor=None):
     """Why the role must not plan for `series` ('8.4') on a host whose `binary` is version `installed` ('9.7.4'),
     or None. The role plans and writes for one series and never changes a server's version: planning for
-    another series than the installed one would write options the installed server may not know."""
-    if not installed or not series:
+    another series than the installed one would write options the installed server may not know. Judged only when
+    the installed server is of the flavor asked for: another flavor's binary is the install the role would replace
+    (the percona flavor's path predicted in check mode on a MySQL host)."""
+    if not installed or not series or (flavor and installed_flavor and flavor != installed_flavor):
         return None
     wanted = str(series).split(".")[:2]
     have = str(installed).split(".")[:2]

@@ -181,6 +181,17 @@ def parse_help_version(text):
     return None
 
 
+def parse_help_flavor(text):
+    """Which server a binary's `--verbose --help` says it is: percona (Percona Server or Percona XtraDB Cluster in
+    its version line), mariadb, or mysql (Oracle's, Debian's build included)."""
+    head = "\n".join(text.splitlines()[:5])
+    if "Percona" in head:
+        return "percona"
+    if "MariaDB" in head:
+        return "mariadb"
+    return "mysql"
+
+
 def unknown_options(options, known):
     """Option names (as written) the server would refuse at startup: not listed by the binary, not loose-.
 

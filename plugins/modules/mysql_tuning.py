@@ -87,8 +87,9 @@ options:
         name is checked against the options the binary lists with C(--verbose --help) (C(loose-) names are not),
         so a typo is refused before anything is written. When it does not exist (first install), only the
         names the engine knows are checked here; M(dbops.clusters.mysql_config) checks again before writing.
-      - The version the binary names must be of the series I(version) asks for (8.4 for 8.4.3); another series is
-        refused, since the plan would be for options the installed server may not have.
+      - When the binary is of the I(flavor) asked for, the version it names must be of the series I(version) asks
+        for (8.4 for 8.4.3); another series is refused, since the plan would be for options the installed server
+        may not have.
     type: path
 attributes:
   check_mode:
@@ -205,8 +206,9 @@ def main():
         supports_check_mode=True,
     )
     facts = dict((name, module.params[name]) for name in FACTS)
-    known, installed = mysql_server_options.read_binary(module, module.params["server_binary"])
-    refused = mysql_server_options.series_refusal(module.params["version"], installed, module.params["server_binary"])
+    known, installed, installed_flavor = mysql_server_options.read_binary(module, module.params["server_binary"])
+    refused = mysql_server_options.series_refusal(module.params["version"], installed, module.params["server_binary"],
+                                                  module.params["flavor"], installed_flavor)
     if refused:
         module.fail_json(msg=refused, variable="version", installed_version=installed)
     if known is not None:

@@ -533,10 +533,20 @@ def test_mysql_config_writes_values_the_server_accepts(tmp_path, monkeypatch, ca
     assert "transaction_isolation = READ-COMMITTED" in path.read_text()
 
 
-def test_the_binary_names_its_version():
+def test_the_binary_names_its_version_and_flavor():
     assert settings.parse_help_version(MYSQLD_HELP) == "9.7.4"
     assert settings.parse_help_version(MARIADBD_HELP) == "11.8.6"
     assert settings.parse_help_version("no version here\n  --port=#\n") is None
+    assert settings.parse_help_flavor(MYSQLD_HELP) == "mysql" and settings.parse_help_flavor(MARIADBD_HELP) == "mariadb"
+    percona = "/usr/sbin/mysqld  Ver 8.4.3-3 for Linux on x86_64 (Percona Server (GPL), Release '3', Revision 'x')"
+    assert settings.parse_help_flavor(percona) == "percona" and settings.parse_help_version(percona) == "8.4.3"
+
+
+def test_another_flavors_binary_is_not_judged_by_series():
+    from ansible_collections.dbops.clusters.plugins.module_utils.mysql_server_options import series_refusal
+    # the percona flavor's path predicted on a MySQL 9.7 host: the install it would replace, not an upgrade
+    assert series_refusal("8.4", "9.7.4", "/usr/sbin/mysqld", "percona", "mysql") is None
+    assert series_refusal("8.4", "9.7.4", "/usr/sbin/mysqld", "mysql", "mysql")
 
 
 @pytest.mark.parametrize("series, installed, refused", [
