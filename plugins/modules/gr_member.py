@@ -25,13 +25,16 @@ description:
   - After a start it waits until the member is ONLINE and switches C(offline_mode) off, which
     C(group_replication_exit_state_action=OFFLINE_MODE) left on when the member last left the group in error.
   - C(set_primary), C(multi_primary) and C(single_primary) run the group's own functions on an ONLINE member.
+  - C(credentials) stores I(recovery_user) and I(recovery_password) for the recovery channel when they differ from
+    what the server holds, whatever the member's state, and starts nothing. After a rotation of the recovery
+    account's password, a member that restarts later then recovers with the new one.
   - A member already in the requested state is left alone (C(changed=false)).
 options:
   action:
     description: The step to carry out.
     type: str
     required: true
-    choices: [bootstrap, join, recover, set_primary, multi_primary, single_primary]
+    choices: [bootstrap, join, recover, set_primary, multi_primary, single_primary, credentials]
   recovery_user:
     description: Account distributed recovery (and clone) logs in as on the donor. Required to start.
     type: str
@@ -152,7 +155,8 @@ def wait_for(module, predicate, what):
 def main():
     argument_spec = dict(
         action=dict(type="str", required=True,
-                    choices=["bootstrap", "join", "recover", "set_primary", "multi_primary", "single_primary"]),
+                    choices=["bootstrap", "join", "recover", "set_primary", "multi_primary", "single_primary",
+                             "credentials"]),
         recovery_user=dict(type="str"),
         recovery_password=dict(type="str", no_log=True),
         primary_uuid=dict(type="str"),
@@ -164,6 +168,7 @@ def main():
                            required_if=[("action", "bootstrap", ("recovery_user", "recovery_password")),
                                         ("action", "join", ("recovery_user", "recovery_password")),
                                         ("action", "recover", ("recovery_user", "recovery_password")),
+                                        ("action", "credentials", ("recovery_user", "recovery_password")),
                                         ("action", "set_primary", ("primary_uuid",))])
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=PYMYSQL_IMPORT_ERROR)
@@ -175,7 +180,10 @@ def main():
         missing = gr.prerequisites(state)
         if missing:
             module.fail_json(msg="this server cannot run Group Replication: %s" % "; ".join(missing), **result)
-        if action in START_ACTIONS:
+        if action == "credentials":
+            credentials(module, session, result)
+            result.update(member_state=state["member_state"], member_role=state["member_role"])
+        elif action in START_ACTIONS:
             start(module, session, state, result)
         else:
             topology(module, session, state, result)
@@ -224,14 +232,34 @@ def start(module, session, state, result):
     result.update(member_state=final["member_state"], member_role=final["member_role"])
 
 
+def set_credentials(module, session):
+    """Store the recovery channel's credentials (sent as parameters: never in a log or in the queries returned)."""
+    session.execute("CHANGE REPLICATION SOURCE TO SOURCE_USER = %s, SOURCE_PASSWORD = %s "
+                    "FOR CHANNEL 'group_replication_recovery'",
+                    [module.params["recovery_user"], module.params["recovery_password"]])
+
+
+def credentials(module, session, result):
+    """The recovery channel's stored user and password made the declared ones, when they differ. They are compared
+    in the server's replication metadata (mysql.slave_master_info), which keeps them for the channel's restarts."""
+    stored = session.fetch("SELECT User_name AS user, User_password AS password FROM mysql.slave_master_info "
+                           "WHERE Channel_name = 'group_replication_recovery'")
+    wanted = (module.params["recovery_user"], module.params["recovery_password"])
+    if stored and (stored[0]["user"], stored[0]["password"]) == wanted:
+        result.update(changed=False, reason="the recovery channel already holds these credentials")
+        return
+    set_credentials(module, session)
+    result.update(changed=True, reason="the recovery channel's credentials were %s" % (
+        "set" if not stored else "changed (user %s -> %s)" % (stored[0]["user"], wanted[0])
+        if stored[0]["user"] != wanted[0] else "changed (a new password)"))
+
+
 def start_once(module, session, state):
     """STOP (when Group Replication is not cleanly OFFLINE), credentials, START; returns why."""
     action = module.params["action"]
     if state["member_state"] != "OFFLINE" or action == "recover":
         session.execute("STOP GROUP_REPLICATION")
-    session.execute("CHANGE REPLICATION SOURCE TO SOURCE_USER = %s, SOURCE_PASSWORD = %s "
-                    "FOR CHANNEL 'group_replication_recovery'",
-                    [module.params["recovery_user"], module.params["recovery_password"]])
+    set_credentials(module, session)
     if action == "bootstrap":
         session.execute("SET GLOBAL group_replication_bootstrap_group = ON")
         try:

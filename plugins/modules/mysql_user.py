@@ -59,6 +59,20 @@ options:
     type: str
     choices: [on_create, always]
     default: on_create
+  retain_current_password:
+    description:
+      - With I(update_password=always), a changed password keeps the current one valid as a secondary password
+        (C(ALTER USER ... RETAIN CURRENT PASSWORD), MySQL 8.0.14 and later; refused on MariaDB, which has no dual
+        passwords). Clients holding the old password (another server's replication channel, a proxy's monitor)
+        keep logging in until each has the new one; then discard the old one with I(discard_old_password).
+    type: bool
+    default: false
+  discard_old_password:
+    description:
+      - Discard the secondary password an earlier I(retain_current_password) kept (C(ALTER USER ... DISCARD OLD
+        PASSWORD)), once every client logs in with the new one. Nothing is done when the account holds none.
+    type: bool
+    default: false
   plugin:
     description:
       - Authentication plugin, for example C(caching_sha2_password), C(mysql_native_password), C(ed25519)
@@ -128,6 +142,18 @@ EXAMPLES = r"""
     privileges:
       "*.*": PROCESS,REPLICATION CLIENT,SELECT
 
+- name: Rotate a replication password without breaking the replicas that still hold the old one
+  dbops.clusters.mysql_user:
+    name: repl
+    password: "{{ vault_repl_password }}"
+    update_password: always
+    retain_current_password: true
+
+- name: Once every replica uses the new password, discard the old one
+  dbops.clusters.mysql_user:
+    name: repl
+    discard_old_password: true
+
 - name: Drop an account
   dbops.clusters.mysql_user:
     name: olduser
@@ -164,6 +190,9 @@ changes:
     password:
       description: The password was set on an existing account.
       type: bool
+    old_password_discarded:
+      description: The secondary password kept by an earlier rotation was discarded.
+      type: bool
     plugin:
       description: The authentication plugin was changed.
       type: bool
@@ -176,7 +205,8 @@ changes:
     removed:
       description: The account was dropped.
       type: bool
-  sample: {created: false, password: false, plugin: false, privileges: true, tls: false, removed: false}
+  sample: {created: false, password: false, old_password_discarded: false, plugin: false, privileges: true,
+           tls: false, removed: false}
 password_check:
   description: How the password of an existing account was judged with I(update_password=always), or why it was not.
   returned: always
@@ -213,6 +243,13 @@ def read_account(session, user, host):
     rows = session.fetch("SELECT plugin, ssl_type, HEX(authentication_string) AS auth FROM mysql.user "
                          "WHERE User = %s AND Host = %s", (user, host))
     return rows[0] if rows else None
+
+
+def holds_old_password(session, user, host):
+    """Whether the account keeps a secondary password (MySQL's dual passwords, in mysql.user.User_attributes)."""
+    held = session.value("SELECT JSON_CONTAINS_PATH(User_attributes, 'one', '$.additional_password') "
+                         "FROM mysql.user WHERE User = %s AND Host = %s", (user, host))
+    return held in (1, "1")
 
 
 def read_privileges(session, user, host):
@@ -310,6 +347,8 @@ def main():
         host=dict(type="str", default="%"),
         password=dict(type="str", no_log=True),
         update_password=dict(type="str", choices=["on_create", "always"], default="on_create", no_log=False),
+        retain_current_password=dict(type="bool", default=False),
+        discard_old_password=dict(type="bool", default=False),
         plugin=dict(type="str"),
         privileges=dict(type="dict"),
         append_privs=dict(type="bool", default=False),
@@ -322,7 +361,8 @@ def main():
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
     params = module.params
     user, host, plugin = params["name"], params["host"], params["plugin"]
-    changes = dict(created=False, password=False, plugin=False, privileges=False, tls=False, removed=False)
+    changes = dict(created=False, password=False, old_password_discarded=False, plugin=False, privileges=False,
+                   tls=False, removed=False)
     result = dict(user=user, host=host, changes=changes, password_check="not checked", privilege_changes=[])
     try:
         validate_account(user, host)
@@ -339,6 +379,9 @@ def main():
     try:
         version = session.value("SELECT VERSION()")
         mariadb = "mariadb" in version.lower()
+        if mariadb and (params["retain_current_password"] or params["discard_old_password"]):
+            module.fail_json(msg="retain_current_password and discard_old_password need dual passwords, which "
+                                 "MariaDB does not have (MySQL 8.0.14 and later do)", **result)
         account = read_account(session, user, host)
         before = dict(exists=account is not None)
         after = dict(exists=params["state"] == "present")
@@ -396,11 +439,15 @@ def main():
                     matches, how = check_password(session, params, user, host, account)
                     result["password_check"] = how
                     if matches is False:
-                        session.execute("ALTER USER %s@%s" + identified_sql(account["plugin"], True, mariadb),
+                        session.execute("ALTER USER %s@%s" + identified_sql(account["plugin"], True, mariadb)
+                                        + (" RETAIN CURRENT PASSWORD" if params["retain_current_password"] else ""),
                                         args + (params["password"],))
                         changes["password"] = True
                     elif matches is None:
                         module.warn("could not verify the password of %s@%s, left unchanged: %s" % (user, host, how))
+            if params["discard_old_password"] and not changes["password"] and holds_old_password(session, user, host):
+                session.execute("ALTER USER %s@%s DISCARD OLD PASSWORD", args)
+                changes["old_password_discarded"] = True
             if params["tls_required"] is not None and not tls_satisfied(account["ssl_type"], params["tls_required"]):
                 session.execute("ALTER USER %%s@%%s REQUIRE %s" % ("SSL" if params["tls_required"] else "NONE"), args)
                 changes["tls"] = True

@@ -87,3 +87,34 @@ def test_unknown_primary_and_a_member_not_online_are_refused():
         run("single_primary", state(single_primary=False), primary_uuid="dddddddd-0000-0000-0000-000000000004")
     with pytest.raises(Failed, match="needs an ONLINE member"):
         run("multi_primary", state(member_state="RECOVERING"))
+
+
+class ChannelSession(FakeSession):
+    """Holds the recovery channel's stored credentials, as mysql.slave_master_info does."""
+
+    def __init__(self, stored):
+        super(ChannelSession, self).__init__()
+        self.stored = stored
+
+    def fetch(self, query, args=None):
+        assert "mysql.slave_master_info" in query
+        return [dict(user=self.stored[0], password=self.stored[1])] if self.stored else []
+
+
+@pytest.mark.parametrize("stored, changed, reason", [
+    (("gr_recovery", "new-secret"), False, "already holds these credentials"),
+    (("gr_recovery", "old-secret"), True, "changed (a new password)"),
+    (("repl", "new-secret"), True, "changed (user repl -> gr_recovery)"),
+    (None, True, "were set"),
+])
+def test_the_recovery_channel_takes_rotated_credentials_only_when_they_differ(stored, changed, reason):
+    module = FakeModule("credentials")
+    module.params.update(recovery_user="gr_recovery", recovery_password="new-secret")
+    session, result = ChannelSession(stored), {}
+    gr_member.credentials(module, session, result)
+    assert result["changed"] is changed and reason in result["reason"], result
+    statements = [query for query, dummy in session.queries]
+    assert statements == (["CHANGE REPLICATION SOURCE TO SOURCE_USER = %s, SOURCE_PASSWORD = %s "
+                           "FOR CHANNEL 'group_replication_recovery'"] if changed else [])
+    # the password travels as a parameter, never inside the statement or the reason
+    assert all("new-secret" not in query for query in statements) and "new-secret" not in result["reason"]

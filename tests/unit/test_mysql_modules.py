@@ -483,3 +483,65 @@ def test_no_test_login_where_a_local_login_cannot_reach_the_account(monkeypatch)
     monkeypatch.setattr(mysql_user.pymysql, "connect", refuse_connect)
     outcome, where, detail = mysql_user.test_login({}, "repl", "10.0.0.%", "pw", False)
     assert outcome is None and "cannot reach repl@10.0.0.%" in detail
+
+
+class AccountSession(FakeSession):
+    """A server with one account for mysql_user's main(): answers its reads, records its statements."""
+
+    def __init__(self, answers, check_mode=False):
+        super(AccountSession, self).__init__(answers)
+        self.check_mode = check_mode
+        self.executed = []
+
+    def execute(self, query, args=None):
+        self.queries.append(query)
+        self.executed.append((query, args))
+
+    def close(self):
+        pass
+
+
+def run_user_module(monkeypatch, capsys, answers, login_outcome, **params):
+    import json
+    from ansible.module_utils.testing import patch_module_args
+    session = AccountSession(answers)
+    monkeypatch.setattr(mysql_user, "connect", lambda module_params: object())
+    monkeypatch.setattr(mysql_user, "Session", lambda connection, check_mode=False: session)
+    monkeypatch.setattr(mysql_user, "test_login", lambda *a: login_outcome)
+    with patch_module_args(dict(params, name="gr_recovery", host="%")):
+        with pytest.raises(SystemExit):
+            mysql_user.main()
+    return json.loads(capsys.readouterr().out), session
+
+
+def answers_for(version, holds_old):
+    return {"SELECT VERSION()": [{"v": version}],
+            "authentication_string": [{"plugin": "caching_sha2_password", "ssl_type": "", "auth": ""}],
+            "SHOW PRIVILEGES": [], "SELECT User, Host FROM mysql.user": [{"User": "gr_recovery", "Host": "%"}],
+            "additional_password": [{"held": 1 if holds_old else 0}],
+            "USER_PRIVILEGES": [], "SCHEMA_PRIVILEGES": [], "TABLE_PRIVILEGES": []}
+
+
+def test_a_rotated_password_keeps_the_current_one_as_secondary(monkeypatch, capsys):
+    result, session = run_user_module(monkeypatch, capsys, answers_for("9.7.4", False),
+                                      ("refused", "the socket", "denied"), password="new", update_password="always",
+                                      retain_current_password=True)
+    assert result["changes"]["password"] and result["changed"], result
+    rotate = "ALTER USER %s@%s IDENTIFIED WITH caching_sha2_password BY %s RETAIN CURRENT PASSWORD"
+    assert session.executed == [(rotate, ("gr_recovery", "%", "new"))]
+
+
+def test_the_old_password_is_discarded_only_when_one_is_held(monkeypatch, capsys):
+    result, session = run_user_module(monkeypatch, capsys, answers_for("9.7.4", True), None,
+                                      discard_old_password=True)
+    assert result["changes"]["old_password_discarded"] and session.executed == [
+        ("ALTER USER %s@%s DISCARD OLD PASSWORD", ("gr_recovery", "%"))]
+    result, session = run_user_module(monkeypatch, capsys, answers_for("9.7.4", False), None,
+                                      discard_old_password=True)
+    assert not result["changed"] and session.executed == []
+
+
+def test_dual_passwords_are_refused_on_mariadb(monkeypatch, capsys):
+    result, session = run_user_module(monkeypatch, capsys, answers_for("11.8.6-MariaDB-0+deb13u1", False), None,
+                                      password="new", update_password="always", retain_current_password=True)
+    assert result["failed"] and "MariaDB does not have" in result["msg"] and session.executed == []
