@@ -12,10 +12,39 @@ trap 'rm -rf "$build"' EXIT
 results=()
 failed=0
 
-record() {  # record NAME RC SECONDS [DETAIL]: one line of the summary
-    local name=$1 rc=$2 took=$3 detail=${4:+  ($4)}
+record() {  # record NAME RC SECONDS [DETAIL [LOG]]: one line of the summary; for a failure, why (from LOG)
+    local name=$1 rc=$2 took=$3 detail=${4:+  ($4)} log=${5:-} line
     if (( rc == 0 )); then results+=("$(printf '%-28s passed  %5ss%s' "$name" "$took" "$detail")")
-    else results+=("$(printf '%-28s FAILED  %5ss  (exit %s)%s' "$name" "$took" "$rc" "$detail")"); failed=$((failed + 1)); fi
+    else
+        results+=("$(printf '%-28s FAILED  %5ss  (exit %s)%s' "$name" "$took" "$rc" "$detail")"); failed=$((failed + 1))
+        if [[ -n $log ]]; then
+            while IFS= read -r line; do results+=("    why: $line"); done < <(why_failed "$log")
+        fi
+    fi
+}
+
+# The summary is what a CI page shows of a run: a failed scenario's row is followed by what failed, the failed
+# or errored tests (three at most) and the first failed assertion, or the failed task with its message (each cut
+# at 200 characters), so the cause is readable without the scenario's whole log.
+why_failed() {  # LOG
+    sed 's/\x1b\[[0-9;]*m//g; s/^[[:space:]]*[│┌└][[:space:]]\{0,1\}//' "$1" | awk '
+        /^E  /                     { if (!first_e) first_e = $0; next }     # the first failed assertion
+        /^(FAILED|ERROR) [^ ]+::/  { if (n < 3) { out[++n] = $0; sub(/ -$/, "", out[n]) }; next }
+        /^TASK \[/                 { task = $0; next }
+        /^fatal: |^failed: /       { fatal = $0; fatal_task = task; msg = ""; next }
+        /^\.\.\.ignoring/          { fatal = ""; next }      # an expected failure the play went on from
+        fatal && msg == "msg:"     { msg = msg " " $0 }      # the message on the line after its key
+        fatal && !msg && /^ *msg:/ { msg = $0; sub(/^ +/, "", msg); sub(/ [|>]-?$/, "", msg) }
+        /Idempotence test failed/  { idem = 1; next }
+        idem && /^\* \[/           { if (n < 3) out[++n] = "not idempotent: " $0; next }
+        /^=+ .*(failed|error).* in [0-9.]+s/ { tests = $0; gsub(/=+ ?/, "", tests); next }  # pytest: what failed
+        /^CRITICAL /               { critical = $0; next }   # molecule: the action that failed
+        END { if (n && first_e) out[++n] = first_e
+              if (!n && tests) { out[++n] = "pytest: " tests; if (first_e) out[++n] = first_e }
+              if (!n && fatal) { if (fatal_task) out[++n] = fatal_task; out[++n] = fatal; if (msg) out[++n] = msg }
+              if (!n && critical) out[++n] = critical
+              for (i = 1; i <= n; i++) { gsub(/^ +| +$/, "", out[i]); gsub(/  +/, " ", out[i])
+                                         print substr(out[i], 1, 200) } }'
 }
 
 stage() {  # stage NAME COMMAND...
@@ -54,24 +83,23 @@ molecule_test() {  # NAME LOG: the scenario's output, each action line stamped
     return "${PIPESTATUS[0]}"
 }
 
-scenarios_side_by_side() {  # scenarios_side_by_side NAME...: MOLECULE_JOBS scenarios at a time
-    local jobs=${MOLECULE_JOBS:-2} name logs=$build/molecule-logs rc took
-    mkdir -p "$logs"
-    : > "$logs/results"
-    for name in "$@"; do
-        while (( $(jobs -rp | wc -l) >= jobs )); do wait -n; done
-        printf '\n\033[1m==> [%s] molecule %s started (its output follows when it ends)\033[0m\n' "$(date +%T)" "$name"
-        (
-            start=$SECONDS
-            molecule_test "$name" "$logs/$name.log"
-            rc=$?
-            echo "$name $rc $((SECONDS - start)) $(action_times "$logs/$name.log")" >> "$logs/results"
-            flock "$logs/results" bash -c 'printf "\n\033[1m==> [%s] molecule %s ended (exit %s)\033[0m\n" \
-                "$(date +%T)" "$1" "$2"; cat "$3"' _ "$name" "$rc" "$logs/$name.log"
-        ) &
-    done
-    wait
-    while read -r name rc took actions; do record "molecule $name" "$rc" "$took" "$actions"; done < "$logs/results"
+start_scenario() {  # NAME: run one scenario in the background, holding the alone lock shared for its whole run
+    local name=$1 logs=$build/molecule-logs
+    printf '\n\033[1m==> [%s] molecule %s started (its output follows when it ends)\033[0m\n' "$(date +%T)" "$name"
+    (
+        start=$SECONDS
+        # -o: flock holds the lock and its child does not, so no daemon the run leaves (an ssh master) keeps it
+        flock -s -o "$alone_lock" \
+            bash -c "$(declare -f molecule_test stamp_actions); molecule_test \"\$1\" \"\$2\"" _ "$name" "$logs/$name.log"
+        rc=$?
+        echo "$name $rc $((SECONDS - start)) $(action_times "$logs/$name.log")" >> "$logs/results"
+        flock "$logs/results" bash -c 'printf "\n\033[1m==> [%s] molecule %s ended (exit %s)\033[0m\n" \
+            "$(date +%T)" "$1" "$2"; cat "$3"' _ "$name" "$rc" "$logs/$name.log"
+    ) &
+}
+
+wait_for_a_slot() {  # until fewer than MOLECULE_JOBS scenarios run
+    while (( $(jobs -rp | wc -l) >= ${MOLECULE_JOBS:-2} )); do wait -n; done
 }
 
 # The installed copy is what sanity tests; its dependencies (galaxy.yml) are installed and proven by molecule
@@ -150,13 +178,15 @@ else
     done
 fi
 # Scenarios are independent (own hosts, own network) and mostly wait on servers, so two at a time share the
-# 2 cores well (MOLECULE_JOBS=1 runs them one after another). One whose molecule.yml has the line
-# "# run_all: alone" measures timings (failover gaps): its drill (drill.py) takes the lock DBOPS_DRILL_LOCK
-# exclusively, so it runs with no other scenario's work on the CPU. Such scenarios run after the others, beside the
-# shortest one (their companion), which holds the lock shared for its whole run: a drill waits for it to end
-# (the companion is shorter than an alone scenario's converge, so the wait is usually none).
-# The longest scenarios start first, so the two slots end close together (a short one last fills the gap): each
-# molecule.yml has a line "# run_all: seconds N", its time in a full make test; one without it starts last.
+# 2 cores well (MOLECULE_JOBS=1 runs them one after another). The longest start first, so the two slots end close
+# together: each molecule.yml has a line "# run_all: seconds N", its time in a full make test; one without it
+# starts last. The drills that bound timings (failover gaps: drill.py's run_alone) take the lock DBOPS_DRILL_LOCK
+# exclusively, so no two of them run at once. A scenario whose molecule.yml has the line "# run_all: alone" needs
+# more: its drill runs with no other scenario's work on the CPU. It alone gets DBOPS_ALONE_LOCK, which its drill
+# takes exclusively (before the drill lock) and every other scenario holds shared for its whole run. Such
+# scenarios start once every other one has started and a slot is free, beside the shortest one (their companion):
+# their create and converge overlap the last scenarios still running (three at a time for a few minutes), and their
+# drill waits until those ended.
 seconds_of() { grep -oP '^# run_all: seconds \K[0-9]+' "molecule/$1/molecule.yml" 2>/dev/null || echo 0; }
 scenarios=$(for scenario in $scenarios; do echo "$(seconds_of "$scenario") $scenario"; done | sort -rn | cut -d' ' -f2)
 together=() alone=() companion=
@@ -169,43 +199,33 @@ if (( ${#alone[@]} && ${#together[@]} && ${MOLECULE_JOBS:-2} > 1 )); then
     unset 'together[-1]'
 fi
 export DBOPS_DRILL_LOCK=$build/drill.lock
-(( ${#together[@]} )) && scenarios_side_by_side "${together[@]}"
-alone_scenario() {  # NAME: one scenario by itself; its output is printed when it ends
-    local log=$build/molecule-logs/$1.log rc
-    mkdir -p "$build/molecule-logs"
-    molecule_test "$1" "$log"
-    rc=$?
-    cat "$log"
-    return "$rc"
-}
-if [[ -n $companion ]]; then
-    printf '\n\033[1m==> [%s] molecule %s started beside the alone scenarios, holding the drill lock shared\033[0m\n' \
-        "$(date +%T)" "$companion"
-    companion_log=$build/molecule-logs/$companion.log
-    mkdir -p "$build/molecule-logs"
-    (
-        start=$SECONDS
-        # -o: flock holds the lock and its child does not, so no daemon the run leaves (an ssh master) keeps it
-        flock -s -o "$DBOPS_DRILL_LOCK" bash -c "$(declare -f molecule_test stamp_actions); molecule_test \"\$1\" \"\$2\"" _ \
-            "$companion" "$companion_log"
-        echo "$? $((SECONDS - start))" > "$companion_log.result"
-    ) &
-    companion_pid=$!
-    sleep 1     # flock has the lock long before a drill asks for it (minutes later, after its scenario's converge)
-fi
-for scenario in "${alone[@]}"; do
-    printf '\n\033[1m==> [%s] molecule %s (alone)\033[0m\n' "$(date +%T)" "$scenario"
-    start=$SECONDS
-    alone_scenario "$scenario"
-    record "molecule $scenario" $? $((SECONDS - start)) "$(action_times "$build/molecule-logs/$scenario.log")"
+alone_lock=$build/alone.lock
+unset DBOPS_ALONE_LOCK      # only an alone scenario gets it: another would wait on the lock it holds itself
+logs=$build/molecule-logs
+mkdir -p "$logs"
+: > "$logs/results"
+: > "$logs/alone-results"
+for scenario in "${together[@]}"; do
+    wait_for_a_slot
+    start_scenario "$scenario"
 done
-if [[ -n $companion ]]; then
-    wait "$companion_pid"
-    printf '\n\033[1m==> [%s] molecule %s ended\033[0m\n' "$(date +%T)" "$companion"
-    cat "$companion_log"
-    read -r rc took < "$companion_log.result"
-    record "molecule $companion" "$rc" "$took" "$(action_times "$companion_log")"
+if (( ${#alone[@]} )); then
+    wait_for_a_slot
+    [[ -n $companion ]] && start_scenario "$companion"
+    sleep 1     # flock has the lock long before a drill asks for it (minutes later, after its scenario's converge)
+    for scenario in "${alone[@]}"; do
+        printf '\n\033[1m==> [%s] molecule %s (alone for its drill)\033[0m\n' "$(date +%T)" "$scenario"
+        start=$SECONDS
+        DBOPS_ALONE_LOCK=$alone_lock molecule_test "$scenario" "$logs/$scenario.log"
+        rc=$?
+        flock "$logs/results" cat "$logs/$scenario.log"
+        echo "$scenario $rc $((SECONDS - start)) $(action_times "$logs/$scenario.log")" >> "$logs/alone-results"
+    done
 fi
+wait
+while read -r name rc took actions; do
+    record "molecule $name" "$rc" "$took" "$actions" "$logs/$name.log"
+done < <(cat "$logs/results" "$logs/alone-results")
 
 printf '\n\033[1m==> summary\033[0m\n'
 printf '    %s\n' "${results[@]}"

@@ -150,17 +150,22 @@ def pairs(text):
 
 
 def run_alone():
-    """Wait until no other scenario holds the drill lock (tests/run_all.sh runs a short scenario beside this one,
-    holding the lock shared: the gaps a drill bounds must not share the CPU with another scenario's work). The
-    lock is held until this process ends. Without DBOPS_DRILL_LOCK (a scenario run by hand) nothing is waited for."""
-    path = os.environ.get("DBOPS_DRILL_LOCK")
-    if not path:
-        return
-    started = time.monotonic()
-    handle = open(path, "a", encoding="utf-8")  # pylint: disable=consider-using-with  # held to the end
-    fcntl.flock(handle, fcntl.LOCK_EX)
-    run_alone.handle = handle
-    print("drill lock %s taken after %.1f s" % (path, time.monotonic() - started), flush=True)
+    """Drills that bound timings run one at a time: each takes the lock DBOPS_DRILL_LOCK exclusively
+    (tests/run_all.sh sets it for every scenario). A scenario run_all.sh runs alone also gets DBOPS_ALONE_LOCK,
+    which every other scenario holds shared for its whole run: its drill first waits until no other scenario runs,
+    so the gaps it bounds do not share the CPU with another scenario's work. That lock is taken first, holding
+    nothing, so it never waits on a scenario that waits on it. The locks are held until this process ends.
+    Without them (a scenario run by hand) nothing is waited for."""
+    run_alone.handles = []
+    for name in ("DBOPS_ALONE_LOCK", "DBOPS_DRILL_LOCK"):
+        path = os.environ.get(name)
+        if not path:
+            continue
+        started = time.monotonic()
+        handle = open(path, "a", encoding="utf-8")  # pylint: disable=consider-using-with  # held to the end
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        run_alone.handles.append(handle)
+        print("%s %s taken after %.1f s" % (name, path, time.monotonic() - started), flush=True)
 
 
 def prepare(args):
