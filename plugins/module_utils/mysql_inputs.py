@@ -231,6 +231,8 @@ NUMBER_RANGES = (
     ("auto_increment_increment", 0, 65535),
     ("gate_timeout", 1, 86400),
     ("gate_max_queue", 0, 2147483647),
+    # the cluster roles' drain of a member on the proxies in front (pxc_galera, group_replication)
+    ("drain_timeout", 0, 3600),
 )
 
 
@@ -249,6 +251,22 @@ def file_name_errors(inputs, prefix):
         elif not wants_cnf and name.endswith((".cnf", ".ini")):
             errors.append("%s%s=%r: must not end in .cnf or .ini: the server would read it as options"
                           % (prefix, key, name))
+    return errors
+
+
+def proxies_errors(label, proxies, inventory, members):
+    """A list of ProxySQL hosts: inventory names, none of them a member of the cluster it fronts."""
+    if not isinstance(proxies, list) or not all(isinstance(name, str) and name for name in proxies):
+        return ["%s=%r: must be a list of inventory host names (the ProxySQL hosts in front)" % (label, proxies)]
+    errors = []
+    unknown = [name for name in proxies if name not in inventory]
+    if unknown:
+        errors.append("%s names %s, not hosts of the inventory: list the ProxySQL hosts in front of the cluster "
+                      "(or [] for none)" % (label, ", ".join(unknown)))
+    members = [name for name in proxies if name in members]
+    if members:
+        errors.append("%s names %s, a member of the cluster itself: list the ProxySQL hosts in front of it"
+                      % (label, ", ".join(members)))
     return errors
 
 
@@ -280,6 +298,11 @@ def role_errors(inputs, prefix="percona_server_"):
         errors += privilege_errors(label, user.get("privileges"), family)
         if user.get("state", "present") != "absent" and not user.get("password"):
             errors.append("%s: has no password (no default password)" % label)
+    # The proxies that drain a member before a planned stop: inventory hosts (inputs["inventory"], every host
+    # name of the inventory), not the cluster's own members.
+    if "proxies" in inputs:
+        errors += proxies_errors(prefix + "proxies", inputs["proxies"], inputs.get("inventory") or (),
+                                 inputs.get("members") or ())
     # The account replicas (percona_server) or joining members (group_replication) connect with.
     for key in ("replication_user", "recovery_user"):
         if inputs.get(key) is not None:

@@ -86,13 +86,59 @@ def fetch_rows(connection, table):
                 for row in cursor.fetchall()]
 
 
+# ---------------------------------------------------------------------------------------- monitor placements
+
+def placed_rows(memory_rows, runtime_rows, hostname=None, port=None, keep_own=True):
+    """Rows of runtime_mysql_servers that mysql_servers lacks: servers ProxySQL's monitors placed (a Group
+    Replication or async writer in its writer hostgroup, a Galera member moved between hostgroups). LOAD MYSQL
+    SERVERS TO RUNTIME rebuilds the runtime from mysql_servers: such a row is removed at once (OFFLINE_HARD), the
+    connections in use on it are cut, and ProxySQL retries the statement that was running on another server, so a
+    statement that had committed runs twice (seen: an INSERT through the VIP failed with a duplicate key during
+    a rolling restart). The caller puts these rows in mysql_servers for the load and takes them out after
+    (load_keeping_placements). hostname/port name a backend whose own placed rows are left out unless keep_own (a
+    backend put back gets them from its monitor again, with its restored weight). Only backends mysql_servers still
+    has: one removed from the configuration leaves the runtime with the load. Pure; rows as text."""
+    declared = set((str(row["hostgroup_id"]), row["hostname"], str(row["port"])) for row in memory_rows)
+    backends = set((row["hostname"], str(row["port"])) for row in memory_rows)
+    placed = []
+    for row in runtime_rows:
+        if (str(row["hostgroup_id"]), row["hostname"], str(row["port"])) in declared:
+            continue
+        if (row["hostname"], str(row["port"])) not in backends:
+            continue
+        if not keep_own and row["hostname"] == hostname and str(row["port"]) == str(port):
+            continue
+        placed.append(dict(row, status="ONLINE"))   # SHUNNED is the monitor's judgement, not a setting
+    return placed
+
+
+LOAD_SERVERS = "LOAD MYSQL SERVERS TO RUNTIME"
+
+
+def load_keeping_placements(placed, columns, changes=()):
+    """[(sql, args)]: LOAD MYSQL SERVERS TO RUNTIME with the placed rows (placed_rows) in mysql_servers for the
+    load alone: inserted before it and deleted right after, so the runtime keeps them and neither mysql_servers
+    nor a later SAVE MYSQL SERVERS TO DISK does. changes (a drain's statements) run after the inserts, so they
+    apply to the placed rows too: a drained Group Replication primary's writer row goes to weight 0 with its
+    declared rows, and its new transactions wait in the proxy for the next primary instead of reaching a server
+    about to turn read-only. columns: mysql_servers' columns. The one way both modules load."""
+    before, after = [], []
+    for row in placed:
+        names = [column for column in columns if column in row]
+        sql = "INSERT INTO mysql_servers (%s) VALUES (%s)" % (", ".join(names), ", ".join(["%s"] * len(names)))
+        before.append((sql, tuple(row[column] for column in names)))
+        after.append(("DELETE FROM mysql_servers WHERE hostgroup_id=%s AND hostname=%s AND port=%s",
+                      (int(row["hostgroup_id"]), row["hostname"], int(row["port"]))))
+    return before + list(changes) + [(LOAD_SERVERS, ())] + after
+
+
 # ------------------------------------------------------------------------------------------------ drain
 
 class DrainError(Exception):
     """The backend cannot be drained or put back as asked (not a backend here, no other server to serve)."""
 
 
-def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=()):
+def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), hand_over=False):
     """What proxysql_drain does on one proxy: [(sql, args)] to run before LOAD MYSQL SERVERS TO RUNTIME (empty:
     nothing to change), and why. Pure; rows are mysql_servers rows as text ({hostgroup_id, hostname, port,
     weight, status}), memory_rows the whole memory table, disk_rows the whole disk table (the declared
@@ -102,7 +148,11 @@ def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=()):
       and its Galera monitor makes the heaviest other member the writer; a status of OFFLINE_SOFT would not do:
       the Galera monitor puts a healthy member back ONLINE at its next check. Refused when a hostgroup of the
       backend, declared or in the runtime, has no other server of weight above 0 (its traffic would have
-      nowhere to go: the writer of an async or Group Replication topology, which a monitor alone put there).
+      nowhere to go: the writer of an async or Group Replication topology, which a monitor alone put there),
+      unless hand_over: the caller moves the writer role right after (a Group Replication primary switch), so a
+      runtime hostgroup left with no server of weight above 0 only holds its new sessions in the proxy (up to
+      mysql-connect_timeout_server_max) until the monitor places the new writer; a declared hostgroup still
+      refuses, since no monitor fills it.
     online: the weights of the disk table (what the proxysql role saved) back on the backend's rows.
     """
     port = str(port)
@@ -121,18 +171,26 @@ def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=()):
                                  "first)" % (hostname, port, hostgroup))
         serving = sorted(set(str(row["hostgroup_id"]) for row in runtime_rows if row["hostname"] == hostname
                              and str(row["port"]) == port and row.get("status") == "ONLINE"), key=int)
+        held = []
         for hostgroup in serving:
             others = [row for row in runtime_rows if str(row["hostgroup_id"]) == hostgroup
                       and (row["hostname"], str(row["port"])) != (hostname, port)
                       and str(row["weight"]) != "0" and row.get("status") != "OFFLINE_HARD"]
-            if not others:
+            if not others and not hand_over:
                 raise DrainError("%s:%s is the only server of runtime hostgroup %s: drained, that hostgroup's "
                                  "traffic would have nowhere to go (switch its role to another server first)"
                                  % (hostname, port, hostgroup))
+            if not others:
+                held.append(hostgroup)
+        reason = "weight 0 on every row of %s:%s (was %s): no new connection" % (hostname, port, ", ".join(
+            "%s in hostgroup %s" % (row["weight"], row["hostgroup_id"]) for row in mine))
+        if held:
+            reason += ("; hand-over: hostgroup %s keeps its new sessions waiting in the proxy until the monitor "
+                       "places the next writer" % ", ".join(held))
+        else:
+            reason += ", a Galera writer moves to the heaviest other member"
         return ([("UPDATE mysql_servers SET weight=0 WHERE hostname=%s AND port=%s", (hostname, int(port)))],
-                "weight 0 on every row of %s:%s (was %s): no new connection, the Galera writer moves to the "
-                "heaviest other member" % (hostname, port, ", ".join(
-                    "%s in hostgroup %s" % (row["weight"], row["hostgroup_id"]) for row in mine)))
+                reason)
     saved = dict((str(row["hostgroup_id"]), str(row["weight"])) for row in disk_rows
                  if row["hostname"] == hostname and str(row["port"]) == port)
     missing = sorted(str(row["hostgroup_id"]) for row in mine if str(row["hostgroup_id"]) not in saved)

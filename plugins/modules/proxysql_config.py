@@ -28,6 +28,10 @@ description:
     parameters and never returned; C(queries) shows placeholders only.
   - Users are judged on C(mysql_users), never on C(runtime_mysql_users), which holds each user twice
     (frontend and backend rows).
+  - C(LOAD MYSQL SERVERS TO RUNTIME) keeps the rows the proxy's monitors placed in the runtime for servers still
+    declared (the writer of a Group Replication group in its writer hostgroup); they are put in C(mysql_servers)
+    for the load and taken out before C(SAVE MYSQL SERVERS TO DISK), so the load cuts no connection in use on
+    them.
   - With I(prune), rows of the named tables that are not declared are deleted. C(global_variables) can
     never be pruned.
   - With I(save_to_disk), the memory tables are also compared with their disk copies (C(disk.<table>)), and
@@ -158,7 +162,7 @@ from ansible_collections.dbops.clusters.plugins.module_utils import proxysql_con
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_)
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    LOGIN_SPEC, admin_connection, fetch_rows)
+    LOAD_SERVERS, LOGIN_SPEC, admin_connection, fetch_rows, load_keeping_placements, placed_rows)
 
 try:
     import pymysql
@@ -234,7 +238,18 @@ def main():
             for sql, args in the_plan["statements"]:
                 cursor.execute(sql, args)
             for command in the_plan["publish"]:
-                cursor.execute(command)
+                if command != LOAD_SERVERS:
+                    cursor.execute(command)
+                    continue
+                # The rows the proxy's monitors placed (a Group Replication writer) stay through the load: without
+                # them in mysql_servers it would cut the connections in use on them (placed_rows says why). They
+                # leave mysql_servers before SAVE MYSQL SERVERS TO DISK.
+                memory = fetch_rows(connection, "mysql_servers")
+                placed = placed_rows(memory, fetch_rows(connection, "runtime_mysql_servers"))
+                for sql, args in load_keeping_placements(placed, list(memory[0]) if memory else []):
+                    cursor.execute(sql, args or None)
+                    if sql != LOAD_SERVERS:
+                        result["queries"].append(sql)
     except pymysql.err.MySQLError as err:
         module.fail_json(msg="applying the change failed: %s" % err, exception=traceback.format_exc(), **result)
     finally:

@@ -18,6 +18,10 @@ description:
     (C(stats_mysql_connection_pool.ConnUsed)), at most I(drain_timeout) seconds, and says how many were still
     in use. Sessions ProxySQL cannot move (in a transaction, after a statement that disables multiplexing) finish
     first or are the ones still in use at the timeout.
+  - Rows the proxy's monitors placed in the runtime (the writer of a Group Replication group in its writer
+    hostgroup) are kept through each load; they are put in C(mysql_servers) for it and taken out after, so the
+    load cuts no connection in use on them (ProxySQL would run the statement in flight again, and one that had
+    committed would run twice).
   - A status of C(OFFLINE_SOFT) would not hold, since ProxySQL 2.7's Galera monitor puts a healthy member back
     C(ONLINE) at its next check.
   - I(state=online) puts back the weights saved in C(disk.mysql_servers) (what the proxysql role declared and
@@ -25,7 +29,8 @@ description:
     either state, so a proxy that restarts meanwhile comes back with the declared weights.
   - Refused, before any change, for a backend that is not in C(mysql_servers) and for a drain that would leave a
     hostgroup of the backend, declared or in the runtime, without another server of weight above 0 (the writer of
-    an async or Group Replication topology, which its monitor alone put in the writer hostgroup).
+    an async or Group Replication topology, which its monitor alone put in the writer hostgroup), unless
+    I(hand_over).
 extends_documentation_fragment:
   - dbops.clusters.proxysql_login
 attributes:
@@ -56,6 +61,15 @@ options:
       (C(online)).
     type: int
     default: 30
+  hand_over:
+    description:
+      - With I(state=drained), accept draining the only server of a runtime hostgroup, the writer a monitor
+        alone placed, because the caller moves the writer role right after (a Group Replication primary switch).
+      - Until the monitor places the new writer, the proxy holds that hostgroup's new sessions (up to
+        C(mysql-connect_timeout_server_max), 10 s by default) instead of sending them to a server about to turn
+        read-only. A hostgroup declared in C(mysql_servers) with no other server is still refused.
+    type: bool
+    default: false
 requirements:
   - PyMySQL on the host the module runs on
 author:
@@ -80,7 +94,8 @@ reason:
   returned: always
   type: str
 queries:
-  description: The statements run (or planned, in check mode), before C(LOAD MYSQL SERVERS TO RUNTIME).
+  description: The statements run (or planned, in check mode), C(LOAD MYSQL SERVERS TO RUNTIME) and the rows the
+    monitors placed kept through it included.
   returned: always
   type: list
   elements: str
@@ -105,7 +120,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_)
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    LOGIN_SPEC, DrainError, admin_connection, drain_plan, fetch_rows)
+    LOGIN_SPEC, DrainError, admin_connection, drain_plan, fetch_rows, load_keeping_placements, placed_rows)
 
 try:
     import pymysql
@@ -134,6 +149,7 @@ def main():
         port=dict(type="int", default=3306),
         state=dict(type="str", choices=["drained", "online"], default="drained"),
         drain_timeout=dict(type="int", default=30),
+        hand_over=dict(type="bool", default=False),
     ), supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=PYMYSQL_IMPORT_ERROR)
@@ -150,12 +166,17 @@ def main():
         memory = fetch_rows(connection, "mysql_servers")
         disk = fetch_rows(connection, "disk.mysql_servers")
         runtime = fetch_rows(connection, "runtime_mysql_servers")
-        statements, result["reason"] = drain_plan(state, hostname, port, memory, disk, runtime)
+        statements, result["reason"] = drain_plan(state, hostname, port, memory, disk, runtime, params["hand_over"])
     except DrainError as err:
         module.fail_json(msg=str(err), **result)
     except pymysql.err.MySQLError as err:
         module.fail_json(msg="reading ProxySQL's mysql_servers failed: %s" % err, **result)
-    result["queries"] = [sql % tuple(repr(arg) for arg in args) for sql, args in statements]
+    # The rows ProxySQL's monitors placed (the writer of a Group Replication group) stay through the load: without
+    # them in mysql_servers the load would cut the connections in use on them (placed_rows says why).
+    sequence = load_keeping_placements(
+        placed_rows(memory, runtime, hostname, params["port"], keep_own=state == "drained"),
+        list(memory[0]) if memory else [], statements) if statements else []
+    result["queries"] = [sql % tuple(repr(arg) for arg in args) for sql, args in sequence]
     if statements:
         result["changed"] = True
         before = weights(memory, hostname, port)
@@ -168,10 +189,8 @@ def main():
         module.exit_json(**result)
     try:
         with connection.cursor() as cursor:
-            for sql, args in statements:
-                cursor.execute(sql, args)
-            if statements:
-                cursor.execute("LOAD MYSQL SERVERS TO RUNTIME")
+            for sql, args in sequence:
+                cursor.execute(sql, args or None)
         started = time.time()
         if state == "drained":
             sql = ("SELECT COALESCE(SUM(ConnUsed), 0) FROM stats_mysql_connection_pool "

@@ -194,6 +194,21 @@ def test_bad_input_is_refused_naming_the_variable(change, expected):
     assert any(expected in sentence for sentence in found), found
 
 
+@pytest.mark.parametrize("proxies, expected", [
+    ("p1", "group_replication_proxies='p1': must be a list of inventory host names"),
+    ([""], "must be a list of inventory host names"),
+    (["p9"], "group_replication_proxies names p9, not hosts of the inventory"),
+    (["gr2"], "group_replication_proxies names gr2, a member of the cluster itself"),
+])
+def test_the_proxies_in_front_are_inventory_hosts_outside_the_cluster(proxies, expected):
+    cluster = {"inventory": ["gr1", "gr2", "gr3", "p1", "p2"], "members": ["gr1", "gr2", "gr3"]}
+    assert inputs.role_errors(dict(cluster, proxies=["p1", "p2"], drain_timeout=30), "group_replication_") == []
+    found = inputs.role_errors(dict(cluster, proxies=proxies), "group_replication_")
+    assert any(expected in sentence for sentence in found), found
+    found = inputs.role_errors(dict(cluster, proxies=[], drain_timeout=-1), "group_replication_")
+    assert found == ["group_replication_drain_timeout=-1: must be from 0 to 3600"], found
+
+
 def test_messages_never_carry_a_password():
     bad = dict(GOOD, users=[{"name": "app", "password": "s3cret-Pw", "privileges": {"app.*": "NOPE"}}])
     found = inputs.role_errors(bad)

@@ -2,7 +2,8 @@
 put a backend back, refusals before any change."""
 import pytest
 
-from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import DrainError, drain_plan
+from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
+    DrainError, drain_plan, load_keeping_placements, placed_rows)
 
 
 def rows(*spec):
@@ -75,6 +76,22 @@ def test_a_writer_only_the_runtime_has_in_its_hostgroup_is_refused():
     assert drain_plan("drained", "gr2", 3306, declared, declared, live)[0]        # a secondary can go
 
 
+def test_a_hand_over_drains_the_writer_only_the_runtime_has_and_says_the_writes_wait():
+    """The caller switches the primary right after: the writes wait in the proxy for the monitor's next writer."""
+    declared = rows((20, "gr1", 1000), (20, "gr2", 1000), (20, "gr3", 1000))
+    live = runtime((10, "gr1", 1000, "ONLINE"), (20, "gr2", 1000, "ONLINE"), (20, "gr3", 1000, "ONLINE"))
+    statements, reason = drain_plan("drained", "gr1", 3306, declared, declared, live, hand_over=True)
+    assert statements == [("UPDATE mysql_servers SET weight=0 WHERE hostname=%s AND port=%s", ("gr1", 3306))]
+    assert "hostgroup 10 keeps its new sessions waiting" in reason
+
+
+def test_a_hand_over_does_not_empty_a_declared_hostgroup():
+    """No monitor fills a declared hostgroup: its only server stays refused, hand-over or not."""
+    declared = rows((10, "src", 1000), (20, "rep1", 1000))
+    with pytest.raises(DrainError, match="only server of hostgroup 10"):
+        drain_plan("drained", "src", 3306, declared, declared, (), hand_over=True)
+
+
 def test_the_galera_writer_can_be_drained_the_monitor_keeps_the_others_as_candidates():
     """ProxySQL's Galera monitor keeps the other members in the writer hostgroup as SHUNNED: candidates."""
     live = runtime((10, "g1", 10000000, "ONLINE"), (10, "g2", 100000, "SHUNNED"), (10, "g3", 1000, "SHUNNED"),
@@ -85,3 +102,55 @@ def test_the_galera_writer_can_be_drained_the_monitor_keeps_the_others_as_candid
     gone = runtime((10, "g1", 10000000, "ONLINE"), (10, "g2", 100000, "OFFLINE_HARD"), (10, "g3", 0, "SHUNNED"))
     with pytest.raises(DrainError, match="only server of runtime hostgroup 10"):
         drain_plan("drained", "g1", 3306, GALERA, GALERA, gone)
+
+
+COLUMNS = ["hostgroup_id", "hostname", "port", "status", "weight", "use_ssl", "comment"]
+
+
+def test_the_rows_a_monitor_placed_are_kept_through_the_load_and_taken_out_after():
+    """Group Replication: the monitor alone put the primary in the writer hostgroup. A load without that row in
+    mysql_servers cuts its connections, and ProxySQL runs the statement that was running there again (seen: an
+    INSERT acknowledged as a duplicate of itself)."""
+    declared = rows((20, "gr1", 1000), (20, "gr2", 1000), (20, "gr3", 1000))
+    live = [dict(row, use_ssl="1", comment="") for row in runtime(
+        (10, "gr1", 1000, "ONLINE"), (20, "gr2", 1000, "ONLINE"), (20, "gr3", 0, "SHUNNED"))]
+    placed = placed_rows(declared, live, "gr3", 3306)
+    assert [(row["hostgroup_id"], row["hostname"], row["status"]) for row in placed] == [("10", "gr1", "ONLINE")]
+    assert load_keeping_placements(placed, COLUMNS) == [
+        ("INSERT INTO mysql_servers (hostgroup_id, hostname, port, status, weight, use_ssl, comment) "
+         "VALUES (%s, %s, %s, %s, %s, %s, %s)", ("10", "gr1", "3306", "ONLINE", "1000", "1", "")),
+        ("LOAD MYSQL SERVERS TO RUNTIME", ()),
+        ("DELETE FROM mysql_servers WHERE hostgroup_id=%s AND hostname=%s AND port=%s", (10, "gr1", 3306))]
+    assert load_keeping_placements([], COLUMNS) == [("LOAD MYSQL SERVERS TO RUNTIME", ())]
+
+
+def test_a_drained_backends_own_placed_rows_are_kept_and_a_restored_ones_left_to_its_monitor():
+    """The primary handing over keeps its writer row through the load (weight 0 from the drain's UPDATE: the
+    writes wait); a backend put back gets its placed rows from the monitor again, from its restored weight."""
+    declared = rows((20, "gr1", 1000), (20, "gr2", 1000))
+    live = runtime((10, "gr1", 1000, "ONLINE"), (20, "gr1", 1000, "ONLINE"), (20, "gr2", 1000, "ONLINE"))
+    assert [row["hostname"] for row in placed_rows(declared, live, "gr1", 3306, keep_own=True)] == ["gr1"]
+    assert placed_rows(declared, live, "gr1", 3306, keep_own=False) == []
+    assert placed_rows(declared, runtime((20, "gr1", 1000, "ONLINE")), "gr1", 3306) == []   # nothing placed
+
+
+def test_a_drains_statements_reach_the_placed_rows_it_keeps():
+    """The drain's UPDATEs run after the placed rows are back in mysql_servers, so the handing-over primary's writer
+    row loads at weight 0 too. Run before them (as a refactoring once did), the row kept its weight, a commit
+    through the VIP reached the old primary as it turned read-only, and failed (1290) in group_replication's
+    rolling drill."""
+    declared = [dict(row, use_ssl="1", comment="") for row in rows((20, "gr1", 1000), (20, "gr2", 1000))]
+    live = [dict(row, use_ssl="1", comment="") for row in runtime(
+        (10, "gr1", 1000, "ONLINE"), (20, "gr1", 1000, "ONLINE"), (20, "gr2", 1000, "ONLINE"))]
+    statements, dummy = drain_plan("drained", "gr1", 3306, declared, declared, live, hand_over=True)
+    sequence = load_keeping_placements(placed_rows(declared, live, "gr1", 3306, keep_own=True), COLUMNS, statements)
+    kinds = [sql.split()[0] for sql, args in sequence]
+    assert kinds == ["INSERT"] + ["UPDATE"] * len(statements) + ["LOAD", "DELETE"], sequence
+    assert any("UPDATE" in sql and "hostname" in sql and "gr1" in args for sql, args in statements), statements
+
+
+def test_a_backend_removed_from_the_configuration_is_not_kept():
+    """proxysql_config's load after a member left the declaration: its placed writer row goes with it."""
+    declared = rows((20, "gr2", 1000), (20, "gr3", 1000))
+    live = runtime((10, "gr1", 1000, "ONLINE"), (20, "gr1", 1000, "ONLINE"), (10, "gr2", 1000, "SHUNNED"))
+    assert [(row["hostgroup_id"], row["hostname"]) for row in placed_rows(declared, live)] == [("10", "gr2")]
