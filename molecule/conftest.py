@@ -78,6 +78,27 @@ def proxysql_admin():
     return run
 
 
+# ProxySQL's monitor logs (kept mysql-monitor_history, 10 minutes) and each one's error column.
+_MONITOR_LOGS = {"connect": ("mysql_server_connect_log", "connect_error"),
+                 "ping": ("mysql_server_ping_log", "ping_error"),
+                 "galera": ("mysql_server_galera_log", "error"),
+                 "read_only": ("mysql_server_read_only_log", "error")}
+
+
+@pytest.fixture(scope="session")
+def proxysql_refused_checks(proxysql_admin):
+    """proxysql_refused_checks(host, health_check) -> {log: rows} of the monitor's connect, ping and health_check
+    ("galera" or "read_only") checks that a backend refused (Access denied) within the logs' history."""
+    def run(host, health_check):
+        refused = {}
+        for name in ("connect", "ping", health_check):
+            table, column = _MONITOR_LOGS[name]
+            refused[name] = proxysql_admin(host, "SELECT hostname, time_start_us, %s AS error FROM monitor.%s "
+                                                 "WHERE %s LIKE '%%Access denied%%'" % (column, table, column))
+        return refused
+    return run
+
+
 @pytest.fixture(scope="module")
 def proxy_drill(request):
     """What molecule/ha_failover's drill.py (or a script built on it) left in <ephemeral>/drill: results.json,

@@ -17,6 +17,7 @@ ER_BAD_DB = 1049                     # Unknown database
 ER_PARSE_ERROR = 1064                # SQL syntax error
 ER_HOST_NOT_PRIVILEGED = 1130        # Host is not allowed to connect
 ER_NONEXISTING_GRANT = 1141
+ER_NO_SUCH_TABLE = 1146
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 ER_SPECIFIC_ACCESS_DENIED = 1227     # needs a privilege (SUPER, SYSTEM_VARIABLES_ADMIN, ...)
 ER_WRONG_VALUE_FOR_VAR = 1231

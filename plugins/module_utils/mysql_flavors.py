@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import ER_NO_SUCH_TABLE, error_code
+
 FLAVORS = {
     "percona": {
         "family": "mysql",
@@ -112,6 +114,20 @@ def parse_version(text):
     while len(parts) < 3:
         parts.append(0)
     return tuple(parts)
+
+
+def stored_source_credentials(session, channel=""):
+    """(user, password) a replication channel keeps for its restarts, or None when it has none or the server
+    keeps them elsewhere. MySQL and Percona Server keep them in mysql.slave_master_info (the table repository,
+    the only one since 8.3); MariaDB keeps them in master.info, a file: None there."""
+    try:
+        rows = session.fetch("SELECT User_name AS user, User_password AS password FROM mysql.slave_master_info "
+                             "WHERE Channel_name = %s", [channel])
+    except Exception as err:  # pylint: disable=broad-except  # only "no such table" (MariaDB) is an answer
+        if error_code(err) == ER_NO_SUCH_TABLE:
+            return None
+        raise
+    return (rows[0]["user"], rows[0]["password"]) if rows else None
 
 
 def replication_terms(flavor_name, version):

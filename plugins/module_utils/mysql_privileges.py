@@ -436,6 +436,29 @@ def identified_sql(plugin=None, with_password=True, mariadb=False):
     return " IDENTIFIED WITH %s BY %%s" % plugin if with_password else " IDENTIFIED WITH %s" % plugin
 
 
+def rotation_sql(plugin, mariadb=False, retain=False):
+    """' IDENTIFIED ...' for an ALTER USER that sets a new password on an account authenticated by plugin. retain
+    keeps the current password valid beside it: MySQL's RETAIN CURRENT PASSWORD (8.0.14 and later); MariaDB has no
+    dual passwords, but an account may authenticate by several methods tried in turn (IDENTIFIED VIA ... OR ...),
+    so the current stored string becomes a second method of the same plugin. Placeholders: the new password, then
+    on MariaDB with retain the stored string."""
+    if not retain:
+        return identified_sql(plugin, True, mariadb)
+    if mariadb:
+        validate_name(plugin, "plugin", PLUGIN_RE)
+        return " IDENTIFIED VIA %s USING PASSWORD(%%s) OR %s USING %%s" % (plugin, plugin)
+    return identified_sql(plugin, True, mariadb) + " RETAIN CURRENT PASSWORD"
+
+
+def discard_old_sql(plugin, mariadb=False):
+    """What follows ALTER USER to drop the password rotation_sql kept: DISCARD OLD PASSWORD, or on MariaDB the
+    account's first method alone. Placeholder on MariaDB: that method's stored string."""
+    if mariadb:
+        validate_name(plugin, "plugin", PLUGIN_RE)
+        return " IDENTIFIED VIA %s USING %%s" % plugin
+    return " DISCARD OLD PASSWORD"
+
+
 def tls_satisfied(ssl_type, tls_required):
     """Whether mysql.user.ssl_type meets tls_required: any REQUIRE (SSL, X509, SUBJECT...) counts as TLS required."""
     requires = (ssl_type or "").upper() not in ("", "NONE")

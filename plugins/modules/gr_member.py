@@ -115,6 +115,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils import group_replication as gr
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect)
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import stored_source_credentials
 
 START_ACTIONS = ("bootstrap", "join", "recover")
 
@@ -242,16 +243,15 @@ def set_credentials(module, session):
 def credentials(module, session, result):
     """The recovery channel's stored user and password made the declared ones, when they differ. They are compared
     in the server's replication metadata (mysql.slave_master_info), which keeps them for the channel's restarts."""
-    stored = session.fetch("SELECT User_name AS user, User_password AS password FROM mysql.slave_master_info "
-                           "WHERE Channel_name = 'group_replication_recovery'")
+    stored = stored_source_credentials(session, "group_replication_recovery")
     wanted = (module.params["recovery_user"], module.params["recovery_password"])
-    if stored and (stored[0]["user"], stored[0]["password"]) == wanted:
+    if stored == wanted:
         result.update(changed=False, reason="the recovery channel already holds these credentials")
         return
     set_credentials(module, session)
     result.update(changed=True, reason="the recovery channel's credentials were %s" % (
-        "set" if not stored else "changed (user %s -> %s)" % (stored[0]["user"], wanted[0])
-        if stored[0]["user"] != wanted[0] else "changed (a new password)"))
+        "set" if not stored else "changed (user %s -> %s)" % (stored[0], wanted[0])
+        if stored[0] != wanted[0] else "changed (a new password)"))
 
 
 def start_once(module, session, state):

@@ -36,10 +36,15 @@ options:
     type: str
   password_update:
     description:
-      - C(on_change) sends the password only when the replica is (re)configured for another reason;
-        C(always) reconfigures on every run (not idempotent; use it once to rotate the password).
+      - C(on_change) sends the password when the replica is (re)configured, and on MySQL and Percona Server when
+        the channel holds another one (a rotation; read from C(mysql.slave_master_info), never returned). Use it
+        only when the source's account already has I(source_password), or the channel would lose its login.
+      - C(on_configure) sends it only when the replica is (re)configured for another reason (the source's account
+        may still have the old password, for example when the source is outside the play).
+      - C(always) reconfigures on every run (not idempotent; use it once to rotate the password on MariaDB, which
+        keeps the channel's password in a file).
     type: str
-    choices: [on_change, always]
+    choices: [on_change, on_configure, always]
     default: on_change
   ssl:
     description:
@@ -125,7 +130,8 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect, pymysql)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe, error_code
-from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import (
+    replication_terms, stored_source_credentials)
 
 STATUS_FIELDS = ("Source_Host", "Master_Host", "Source_Port", "Master_Port", "Source_User", "Master_User",
                  "Replica_IO_Running", "Slave_IO_Running", "Replica_SQL_Running", "Slave_SQL_Running",
@@ -214,6 +220,12 @@ def decide_and_apply(session, params):
         differences = configured_differs(status, params, mariadb) if status else ["no source configured"]
         if params["password_update"] == "always":
             differences.append("password_update=always")
+        elif params["password_update"] == "on_change" and status and not differences and not mariadb:
+            # A rotated password: the channel keeps the one it was given for its restarts (MariaDB keeps it in a
+            # file the module does not read: password_update=always there, once).
+            stored = stored_source_credentials(session)
+            if stored is not None and stored[1] != params["source_password"]:
+                differences.append("the channel holds another password for %s (a rotation)" % stored[0])
         if differences:
             decision, reason = "configure", "; ".join(differences)
             if status:
@@ -237,7 +249,8 @@ def main():
         source_port=dict(type="int", default=3306),
         source_user=dict(type="str"),
         source_password=dict(type="str", no_log=True),
-        password_update=dict(type="str", choices=["on_change", "always"], default="on_change", no_log=False),
+        password_update=dict(type="str", choices=["on_change", "on_configure", "always"], default="on_change",
+                             no_log=False),
         ssl=dict(type="bool", default=False),
         ssl_ca=dict(type="path"),
         ssl_verify_server_cert=dict(type="bool", default=True),

@@ -62,15 +62,19 @@ options:
   retain_current_password:
     description:
       - With I(update_password=always), a changed password keeps the current one valid as a secondary password
-        (C(ALTER USER ... RETAIN CURRENT PASSWORD), MySQL 8.0.14 and later; refused on MariaDB, which has no dual
-        passwords). Clients holding the old password (another server's replication channel, a proxy's monitor)
-        keep logging in until each has the new one; then discard the old one with I(discard_old_password).
+        (C(ALTER USER ... RETAIN CURRENT PASSWORD), MySQL 8.0.14 and later). MariaDB has no dual passwords, so there
+        the current stored password becomes a second authentication method of the account's plugin
+        (C(IDENTIFIED VIA plugin USING PASSWORD(new) OR plugin USING 'current'), MariaDB 10.4 and later), which
+        the server tries when the first refuses. Clients holding the old password (another server's replication
+        channel, a proxy's monitor) keep logging in until each has the new one; then discard the old one with
+        I(discard_old_password).
     type: bool
     default: false
   discard_old_password:
     description:
       - Discard the secondary password an earlier I(retain_current_password) kept (C(ALTER USER ... DISCARD OLD
-        PASSWORD)), once every client logs in with the new one. Nothing is done when the account holds none.
+        PASSWORD); on MariaDB the account is left with its first method alone), once every client logs in with
+        the new one. Nothing is done when the account holds none.
     type: bool
     default: false
   plugin:
@@ -234,9 +238,9 @@ from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection im
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import is_access_denied
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_privileges import (
     SOCKET_PLUGINS, PrivilegeError, action_sql, create_user_sql, current_privileges, describe_current,
-    describe_desired, diff_privileges, grantee, host_matches, identified_sql, normalize_privileges, password_matches,
-    resolve_names, server_privileges, socket_login_target, tls_satisfied, validate_account, validate_name,
-    PLUGIN_RE)
+    describe_desired, diff_privileges, discard_old_sql, grantee, host_matches, identified_sql, normalize_privileges,
+    password_matches, resolve_names, rotation_sql, server_privileges, socket_login_target, tls_satisfied,
+    validate_account, validate_name, PLUGIN_RE)
 
 
 def read_account(session, user, host):
@@ -245,11 +249,21 @@ def read_account(session, user, host):
     return rows[0] if rows else None
 
 
-def holds_old_password(session, user, host):
-    """Whether the account keeps a secondary password (MySQL's dual passwords, in mysql.user.User_attributes)."""
+def holds_old_password(session, user, host, mariadb):
+    """Whether the account keeps a secondary password: MySQL's dual passwords (mysql.user.User_attributes), or on
+    MariaDB more than one authentication method (mysql.global_priv's auth_or list)."""
+    if mariadb:
+        methods = session.value("SELECT JSON_LENGTH(Priv, '$.auth_or') FROM mysql.global_priv "
+                                "WHERE User = %s AND Host = %s", (user, host))
+        return int(methods or 0) > 1
     held = session.value("SELECT JSON_CONTAINS_PATH(User_attributes, 'one', '$.additional_password') "
                          "FROM mysql.user WHERE User = %s AND Host = %s", (user, host))
     return held in (1, "1")
+
+
+def stored_string(account):
+    """The account's stored authentication string (its first method on MariaDB), as the server keeps it."""
+    return bytes.fromhex(account["auth"]).decode("ascii") if account.get("auth") else ""
 
 
 def read_privileges(session, user, host):
@@ -379,9 +393,6 @@ def main():
     try:
         version = session.value("SELECT VERSION()")
         mariadb = "mariadb" in version.lower()
-        if mariadb and (params["retain_current_password"] or params["discard_old_password"]):
-            module.fail_json(msg="retain_current_password and discard_old_password need dual passwords, which "
-                                 "MariaDB does not have (MySQL 8.0.14 and later do)", **result)
         account = read_account(session, user, host)
         before = dict(exists=account is not None)
         after = dict(exists=params["state"] == "present")
@@ -439,14 +450,17 @@ def main():
                     matches, how = check_password(session, params, user, host, account)
                     result["password_check"] = how
                     if matches is False:
-                        session.execute("ALTER USER %s@%s" + identified_sql(account["plugin"], True, mariadb)
-                                        + (" RETAIN CURRENT PASSWORD" if params["retain_current_password"] else ""),
-                                        args + (params["password"],))
+                        retain = params["retain_current_password"]
+                        session.execute("ALTER USER %s@%s" + rotation_sql(account["plugin"], mariadb, retain),
+                                        args + (params["password"],)
+                                        + ((stored_string(account),) if retain and mariadb else ()))
                         changes["password"] = True
                     elif matches is None:
                         module.warn("could not verify the password of %s@%s, left unchanged: %s" % (user, host, how))
-            if params["discard_old_password"] and not changes["password"] and holds_old_password(session, user, host):
-                session.execute("ALTER USER %s@%s DISCARD OLD PASSWORD", args)
+            if (params["discard_old_password"] and not changes["password"]
+                    and holds_old_password(session, user, host, mariadb)):
+                session.execute("ALTER USER %s@%s" + discard_old_sql(account["plugin"], mariadb),
+                                args + ((stored_string(account),) if mariadb else ()))
                 changes["old_password_discarded"] = True
             if params["tls_required"] is not None and not tls_satisfied(account["ssl_type"], params["tls_required"]):
                 session.execute("ALTER USER %%s@%%s REQUIRE %s" % ("SSL" if params["tls_required"] else "NONE"), args)

@@ -298,6 +298,52 @@ def test_user_module_creates_the_first_user_through_the_localhost_exception(tmp_
         cluster.stop()
 
 
+def test_user_module_rotates_a_password_logged_in_with_the_old_one_and_resumes(tmp_path):
+    """update_password=always: the role's rotation of its administrator, logged in with the credentials file
+    (the old password); a second run whose file still holds the old password (a run stopped before rewriting
+    it) changes nothing; on_create never resets a password."""
+    cluster = Cluster(tmp_path / "one", size=1).start()
+    try:
+        node = cluster.nodes[0]
+        pymongo.MongoClient(node.host, directConnection=True).admin.command("replSetInitiate", cluster.config())
+        primary_node(cluster, auth=False)
+        assert run_module("mongodb_user", tmp_path, name="root", password=PASSWORD, roles=["root"],
+                          **login(node))["changed"]
+        new = "rotated pw: with 'quotes' and \\"
+        rotate = dict(name="root", password=new, update_password="always", **login(node))
+
+        planned = run_module("mongodb_user", tmp_path, check=True, **rotate)
+        assert planned["changed"] and planned["password_changed"] and "would give" in planned["decision"], planned
+        assert client(node).admin.command("ping")["ok"] == 1          # check mode changed nothing
+
+        rotated = run_module("mongodb_user", tmp_path, **rotate)
+        assert rotated["changed"] and rotated["password_changed"], rotated
+        with pytest.raises(pymongo.errors.OperationFailure) as refused:
+            client(node).admin.command("ping")
+        assert refused.value.code == 18
+        as_new = pymongo.MongoClient(node.host, directConnection=True, serverSelectionTimeoutMS=3000,
+                                     username="root", password=new)
+        assert as_new.admin.command("replSetGetStatus")["ok"] == 1
+
+        resumed = run_module("mongodb_user", tmp_path, **rotate)          # the login options: still the old one
+        assert not resumed["changed"] and "earlier run" in resumed["decision"], resumed
+        as_new_login = login(node)
+        as_new_login["login_password"] = new                                # the credentials file, rewritten
+        current = run_module("mongodb_user", tmp_path, name="root", password=new, update_password="always",
+                             **as_new_login)
+        assert not current["changed"] and not current["password_changed"], current
+        kept = run_module("mongodb_user", tmp_path, name="root", password="another", **as_new_login)
+        assert not kept["changed"], kept                                  # on_create: never reset
+        assert as_new.admin.command("ping")["ok"] == 1
+
+        lost = run_module("mongodb_user", tmp_path, name="root", password="a third one", update_password="always",
+                          **login(node))
+        assert lost["failed"] and "localhost exception is closed" in lost["msg"], lost
+        assert "a third one" not in json.dumps(lost)
+    finally:
+        cluster.stop()
+
+
 def test_initiate_asks_every_member_and_never_starts_a_second_set(tmp_path):
     """The group's first host is new while the others already form the set: no replSetInitiate there."""
     cluster = Cluster(tmp_path / "second", size=3).start()

@@ -541,7 +541,26 @@ def test_the_old_password_is_discarded_only_when_one_is_held(monkeypatch, capsys
     assert not result["changed"] and session.executed == []
 
 
-def test_dual_passwords_are_refused_on_mariadb(monkeypatch, capsys):
-    result, session = run_user_module(monkeypatch, capsys, answers_for("11.8.6-MariaDB-0+deb13u1", False), None,
+def mariadb_answers(methods):
+    return dict(answers_for("11.8.9-MariaDB-0+deb13u1", False),
+                authentication_string=[{"plugin": "mysql_native_password", "ssl_type": "",
+                                        "auth": b"*F80A16243524922D382A633DDBD9671A2AEEACB9".hex()}],
+                auth_or=[{"methods": methods}])
+
+
+def test_on_mariadb_the_current_password_is_kept_as_a_second_method(monkeypatch, capsys):
+    result, session = run_user_module(monkeypatch, capsys, mariadb_answers(None), ("refused", "the socket", "denied"),
                                       password="new", update_password="always", retain_current_password=True)
-    assert result["failed"] and "MariaDB does not have" in result["msg"] and session.executed == []
+    assert result["changes"]["password"] and result["changed"], result
+    rotate = ("ALTER USER %s@%s IDENTIFIED VIA mysql_native_password USING PASSWORD(%s) "
+              "OR mysql_native_password USING %s")
+    assert session.executed == [(rotate, ("gr_recovery", "%", "new", "*F80A16243524922D382A633DDBD9671A2AEEACB9"))]
+
+
+def test_on_mariadb_discarding_keeps_the_first_method_alone(monkeypatch, capsys):
+    result, session = run_user_module(monkeypatch, capsys, mariadb_answers(2), None, discard_old_password=True)
+    assert result["changes"]["old_password_discarded"] and session.executed == [
+        ("ALTER USER %s@%s IDENTIFIED VIA mysql_native_password USING %s",
+         ("gr_recovery", "%", "*F80A16243524922D382A633DDBD9671A2AEEACB9"))]
+    result, session = run_user_module(monkeypatch, capsys, mariadb_answers(None), None, discard_old_password=True)
+    assert not result["changed"] and session.executed == []

@@ -79,6 +79,61 @@ def test_sql_errors_fail_with_the_statement_and_the_error_name(monkeypatch, caps
     assert "secret-pw" not in json.dumps(result)
 
 
+class RotationSession:
+    """A replica configured as requested whose channel keeps `stored` (user, password), or a MariaDB without the
+    metadata table (stored None)."""
+
+    def __init__(self, stored, version="9.7.4"):
+        self.stored, self.version, self.queries, self.check_mode = stored, version, [], False
+
+    def value(self, query, args=None):
+        return self.version
+
+    def fetch(self, query, args=None):
+        if "slave_master_info" in query:
+            if self.stored is None:
+                raise mysql_replica.pymysql.err.ProgrammingError(1146, "Table 'mysql.slave_master_info' doesn't exist")
+            assert args == [""]
+            return [{"user": self.stored[0], "password": self.stored[1]}]
+        return [{"Source_Host": "10.0.0.1", "Source_Port": 3306, "Source_User": "repl", "Connect_Retry": 10,
+                 "Auto_Position": 1, "Using_Gtid": "Slave_Pos", "Source_SSL_Allowed": "Yes",
+                 "Master_SSL_Allowed": "Yes", "Source_SSL_CA_File": "/etc/mysql/tls/ca.pem",
+                 "Master_SSL_CA_File": "/etc/mysql/tls/ca.pem", "Source_SSL_Verify_Server_Cert": "Yes",
+                 "Master_SSL_Verify_Server_Cert": "Yes", "Replica_IO_Running": "Yes", "Replica_SQL_Running": "Yes",
+                 "Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}]
+
+    def execute(self, query, args=None):
+        self.queries.append(query)
+        return 0
+
+
+ROTATION_PARAMS = dict(PARAMS, state="running", password_update="on_change")
+
+
+def test_a_rotated_password_reconfigures_the_channel_without_saying_either_password():
+    session = RotationSession(("repl", "old-secret"))
+    decision, reason, dummy, dummy = mysql_replica.decide_and_apply(session, ROTATION_PARAMS)
+    assert decision == "configure"
+    assert reason == "the channel holds another password for repl (a rotation)"
+    assert session.queries[1].startswith("CHANGE REPLICATION SOURCE TO")
+    assert "old-secret" not in reason and "p'w" not in reason
+
+
+def test_on_configure_leaves_a_channel_holding_another_password_alone():
+    """The source's account may still have the old password (the source outside the play): no rotation yet."""
+    session = RotationSession(("repl", "old-secret"))
+    decision = mysql_replica.decide_and_apply(session, dict(ROTATION_PARAMS, password_update="on_configure"))[0]
+    assert decision == "none" and session.queries == []
+
+
+def test_the_same_password_changes_nothing_and_mariadb_is_not_compared():
+    session = RotationSession(("repl", "p'w"))
+    assert mysql_replica.decide_and_apply(session, ROTATION_PARAMS)[0] == "none"
+    assert session.queries == []
+    mariadb = RotationSession(None, version="11.8.2-MariaDB")
+    assert mysql_replica.decide_and_apply(mariadb, ROTATION_PARAMS)[0] == "none"
+
+
 class FakeSession:
     """Answers the two reads mysql_replica_health makes: the version, then SHOW REPLICA STATUS."""
     rows = []
@@ -119,3 +174,15 @@ def test_replica_gate_answers_in_the_gate_shape(monkeypatch, capsys, rows, requi
     assert bool(result.get("failed")) == (not ok)
     assert ("waiting cannot change that" in result.get("msg", "")) == bool(refused)
     assert set(result) >= {"configured", "io_running", "sql_running", "lag_seconds", "waited_seconds"}
+
+
+def test_stored_credentials_none_without_the_metadata_table_other_errors_raised():
+    from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import stored_source_credentials
+    assert stored_source_credentials(RotationSession(None)) is None
+    assert stored_source_credentials(RotationSession(("repl", "x"))) == ("repl", "x")
+
+    class Denied(RotationSession):
+        def fetch(self, query, args=None):
+            raise mysql_replica.pymysql.err.OperationalError(1142, "SELECT command denied")
+    with pytest.raises(mysql_replica.pymysql.err.OperationalError):
+        stored_source_credentials(Denied(None))

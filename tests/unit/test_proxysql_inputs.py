@@ -181,6 +181,12 @@ def test_the_role_refuses_what_proxysql_cannot_run_naming_each_variable(tmp_path
     assert "not-in-the-message" not in result.stdout
 
 
+def test_the_role_refuses_a_proxy_outside_the_proxies_group(tmp_path):
+    result = run_validate(tmp_path, {"proxysql_group": "proxies"})
+    assert result.returncode != 0
+    assert "p1 is not a host of proxysql_group (proxies)" in result.stdout, result.stdout[-3000:]
+
+
 def test_the_role_refuses_an_admin_port_that_is_the_client_port(tmp_path):
     result = run_validate(tmp_path, {"proxysql_admin_port": 6033})
     assert result.returncode != 0

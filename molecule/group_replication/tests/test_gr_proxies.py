@@ -2,6 +2,8 @@
 the VIP moved when the proxy died, writes resumed on the new primary), and, after every later drill of the
 scenario, every row the drill's client had acknowledged on every member, writes through the VIP reaching the
 group's primary of the moment, plain reads a secondary and locking reads the primary."""
+import json
+import os
 import time
 
 import pymysql
@@ -157,3 +159,40 @@ def test_the_monitor_account_has_no_privilege(lab_hosts, sql):
 def test_the_vip_is_held_by_exactly_one_proxy(lab_hosts):
     holders = [p for p in PROXIES if " %s/" % VIP in lab_hosts[p].run("ip -o -4 addr show").stdout]
     assert len(holders) == 1, holders
+
+
+MONITOR_PASSWORD = "molecule-proxysql-monitor-secret-2"   # monitor_rotation_drill.yml's
+
+
+@pytest.mark.parametrize("proxy", PROXIES)
+def test_the_monitor_password_was_rotated_on_the_primary_without_a_refused_check(lab_hosts, lab_ips, proxy,
+                                                                                  proxysql_admin,
+                                                                                  proxysql_refused_checks):
+    record = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], PROXY_DRILL_RECORD, "monitor-rotation.json")
+    with open(record, encoding="utf-8") as handle:
+        rotation_primary = json.load(handle)["primary"]
+    # the drill proves the primary was read from the members only if the inventory's first was not it
+    assert rotation_primary and rotation_primary != lab_ips["gr1"], rotation_primary
+    host = lab_hosts[proxy]
+    rows = proxysql_admin(host, "SELECT variable_value FROM runtime_global_variables "
+                                "WHERE variable_name = 'mysql-monitor_password'")
+    assert rows == [{"variable_value": MONITOR_PASSWORD}]
+    # every check of the whole run that a member refused; the proxies check every 200 ms, so a moment where a proxy
+    # and the account disagreed (the proxies first, or the old password dropped early) would be here
+    refused = proxysql_refused_checks(host, "read_only")
+    print("%s: monitor checks refused in the run: %s; password rotated on %s" % (
+        proxy, dict((t, len(r)) for t, r in refused.items()), rotation_primary))
+    assert not any(refused.values()), refused
+    # and the proxy checks every member with the new password now: each member's latest read_only check answered
+    latest = {}
+    for row in proxysql_admin(host, "SELECT hostname, time_start_us, error FROM monitor.mysql_server_read_only_log "
+                                    "ORDER BY time_start_us DESC LIMIT 60"):
+        latest.setdefault(row["hostname"], row["error"])
+    assert sorted(latest) == sorted(lab_ips[member] for member in MEMBERS) and not any(latest.values()), latest
+
+
+@pytest.mark.parametrize("member", MEMBERS)
+def test_the_monitor_account_kept_no_old_password(lab_hosts, sql, member):
+    held = sql(lab_hosts[member], "SELECT COALESCE(JSON_CONTAINS_PATH(User_attributes, 'one', "
+                                  "'$.additional_password'), 0) FROM mysql.user WHERE User = 'proxysql_monitor'")
+    assert held and str(held[0][0]) == "0", held

@@ -25,11 +25,16 @@ def test_admin_interface_is_on_loopback_and_refuses_the_package_default(lab_host
     assert proxysql_admin(host, "SELECT 1 AS one") == [{"one": "1"}]
 
 
+def login(host, address, port, user, password):
+    """Log in from host (a proxy) to a MySQL-protocol server; (rc, stderr)."""
+    result = host.run("python3 -c %s", "import pymysql; pymysql.connect(host=%r, port=%d, user=%r, password=%r, "
+                                       "connect_timeout=5).close()" % (address, port, user, password))
+    return result.rc, result.stderr
+
+
 def admin_login(host, password):
     """Log in to the admin interface as the role's admin user; (rc, stderr)."""
-    result = host.run("python3 -c %s", "import pymysql; pymysql.connect(host='127.0.0.1', port=6032, "
-                                       "user='dbops_admin', password=%r).close()" % password)
-    return result.rc, result.stderr
+    return login(host, "127.0.0.1", 6032, "dbops_admin", password)
 
 
 @pytest.mark.parametrize("proxy", PROXIES)
@@ -45,6 +50,42 @@ def test_a_changed_admin_password_reaches_the_running_proxysql(lab_hosts, proxy,
         rows = proxysql_admin(host, "SELECT variable_value FROM %s WHERE variable_name = 'admin-admin_credentials'"
                               % table)
         assert rows == [{"variable_value": "dbops_admin:" + NEW_ADMIN_PASSWORD}], table
+
+
+OLD_MONITOR_PASSWORD = "molecule-monitor-secret"
+NEW_MONITOR_PASSWORD = "molecule-monitor-secret-2"
+
+
+def monitor_login(host, address, password):
+    """Log in to a Galera member as ProxySQL's monitor, from a proxy; (rc, stderr)."""
+    return login(host, address, 3306, "proxysql_monitor", password)
+
+
+@pytest.mark.parametrize("proxy", PROXIES)
+def test_the_monitor_password_was_rotated_without_a_refused_health_check(lab_hosts, lab_ips, proxy, proxysql_admin,
+                                                                          proxysql_refused_checks):
+    # admin_password.yml's converge gave the monitor a new password while both proxies checked the members every
+    # 200 ms: had a proxy checked with a password the account did not accept (the proxies first, or the old one
+    # dropped too early), its monitor would have logged "Access denied" and taken the members out.
+    host = lab_hosts[proxy]
+    rows = proxysql_admin(host, "SELECT variable_value FROM runtime_global_variables "
+                                "WHERE variable_name = 'mysql-monitor_password'")
+    assert rows == [{"variable_value": NEW_MONITOR_PASSWORD}]
+    refused = proxysql_refused_checks(host, "galera")
+    print("%s: health checks refused during the run: %s" % (proxy, dict((t, len(r)) for t, r in refused.items())))
+    assert not any(refused.values()), refused
+    # and the proxy checks every member with the new password now: each member's latest Galera check answered
+    # (runtime_mysql_servers' status is no measure here: ProxySQL lifts a SHUNNED row only when a client asks that
+    # hostgroup for a connection, and nothing reads from the readers after the planned restart)
+    latest = {}
+    for row in proxysql_admin(host, "SELECT hostname, time_start_us, error FROM monitor.mysql_server_galera_log "
+                                    "ORDER BY time_start_us DESC LIMIT 60"):
+        latest.setdefault(row["hostname"], row["error"])
+    assert sorted(latest) == sorted(lab_ips[member] for member in MEMBERS) and not any(latest.values()), latest
+    for member in MEMBERS:
+        assert monitor_login(host, lab_ips[member], NEW_MONITOR_PASSWORD)[0] == 0, member
+        rc, stderr = monitor_login(host, lab_ips[member], OLD_MONITOR_PASSWORD)
+        assert rc != 0 and "Access denied" in stderr, (member, stderr)
 
 
 def test_a_masked_unit_is_unmasked_and_started(lab_hosts):

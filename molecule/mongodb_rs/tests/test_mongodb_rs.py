@@ -17,7 +17,10 @@ import pytest
 ALL = ("m1", "m2", "m3", "m4", "m5")
 FINAL = ("m1", "m2", "m5")          # the set after the shrink
 REMOVED = ("m3", "m4")              # m3 initiated the set and is its primary until the shrink
-PASSWORD = "molecule-only-admin-pw"  # molecule.yml
+# rotation_drill.yml, side_effect's last step, rotated molecule.yml's password on the set (m1, m2, m5); the members
+# removed before it (m3, m4, REMOVED) keep the users they had
+PASSWORD = 'molecule-rotated admin "pw"'
+PASSWORD_BEFORE_ROTATION = "molecule-only-admin-pw"
 DRILL = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "."), "drill")
 
 
@@ -26,8 +29,8 @@ CA_FILE = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "."), "tls
 TLS = dict(tls=True, tlsCAFile=CA_FILE)
 
 
-def admin(ip, **options):
-    return pymongo.MongoClient(ip, 27017, directConnection=True, username="admin", password=PASSWORD,
+def admin(ip, password=PASSWORD, **options):
+    return pymongo.MongoClient(ip, 27017, directConnection=True, username="admin", password=password,
                                serverSelectionTimeoutMS=5000, **dict(TLS, **options))
 
 
@@ -127,7 +130,8 @@ def test_grow_and_shrink_changed_one_voting_member_per_reconfig(lab_hosts, lab_i
     assert sorted(m["host"] for m in config["members"]) == sorted("%s:27017" % lab_ips[n] for n in FINAL)
     assert not [m for m in config["members"] if m.get("newlyAdded")]
     for name in REMOVED:
-        assert admin(lab_ips[name]).admin.command("replSetGetStatus")["myState"] == 10, name   # REMOVED
+        removed = admin(lab_ips[name], password=PASSWORD_BEFORE_ROTATION)
+        assert removed.admin.command("replSetGetStatus")["myState"] == 10, name   # REMOVED
 
 
 def restarts(lab_hosts, start, end):

@@ -1053,7 +1053,8 @@ class Commands:
              "_mongosusers": "user_admin", "_configsvraddshard": "cluster_admin", "addshard": "cluster_admin",
              "listshards": "cluster_read",
              "_configsvrsetfeaturecompatibilityversion": "cluster_admin",
-             "createuser": "user_admin", "dropuser": "user_admin", "usersinfo": "user_admin",
+             "createuser": "user_admin", "updateuser": "user_admin", "dropuser": "user_admin",
+             "usersinfo": "user_admin",
              "insert": "write", "update": "write", "delete": "write",
              "find": "read", "count": "read", "aggregate": "read", "listcollections": "read",
              "listdatabases": "read"}
@@ -1258,6 +1259,27 @@ class Commands:
                 raise CommandError(51003, "Location51003", "User \"%s@%s\" already exists" % (name, database))
             index = m.write("admin.system.users", "i", {"_id": key, "user": name, "db": database, "roles": roles,
                             "credentials": {"SCRAM-SHA-256": scram_credentials(command["pwd"])}})
+        return self.finish_write(command, index, {"ok": 1.0})
+
+    def cmd_updateuser(self, conn, command, name):
+        """pwd replaces the user's SCRAM credentials, roles its roles; a connection already authenticated as the
+        user stays so, the next login needs the new password:
+        https://www.mongodb.com/docs/manual/reference/command/updateUser/"""
+        m = self.member
+        database = command.get("$db", "admin")
+        with m.lock:
+            self.require_primary()
+            key = "%s.%s" % (database, name)
+            user = m.users().get(key)
+            if user is None:
+                raise CommandError(11, "UserNotFound", "Could not find user \"%s\" for db \"%s\"" % (name, database))
+            updated = dict(user)
+            if "pwd" in command:
+                updated["credentials"] = {"SCRAM-SHA-256": scram_credentials(command["pwd"])}
+            if "roles" in command:
+                updated["roles"] = [r if isinstance(r, dict) else {"role": r, "db": database}
+                                    for r in command["roles"]]
+            index = m.write("admin.system.users", "u", updated)
         return self.finish_write(command, index, {"ok": 1.0})
 
     def cmd_dropuser(self, conn, command, name):
