@@ -30,6 +30,8 @@ why_failed() {  # LOG
     sed 's/\x1b\[[0-9;]*m//g; s/^[[:space:]]*[│┌└][[:space:]]\{0,1\}//' "$1" | awk '
         /^E  /                     { if (!first_e) first_e = $0; next }     # the first failed assertion
         /^(FAILED|ERROR) [^ ]+::/  { if (n < 3) { out[++n] = $0; sub(/ -$/, "", out[n]) }; next }
+        /^___+ .+ ___+$/           { head = $0; gsub(/^_+ | _+$/, "", head)     # a failure section: its test
+                                     if (nh < 3) heads = heads (nh++ ? ", " : "") head; next }
         /^TASK \[/                 { task = $0; next }
         /^fatal: |^failed: /       { fatal = $0; fatal_task = task; msg = ""; next }
         /^\.\.\.ignoring/          { fatal = ""; next }      # an expected failure the play went on from
@@ -40,7 +42,8 @@ why_failed() {  # LOG
         /^=+ .*(failed|error).* in [0-9.]+s/ { tests = $0; gsub(/=+ ?/, "", tests); next }  # pytest: what failed
         /^CRITICAL /               { critical = $0; next }   # molecule: the action that failed
         END { if (n && first_e) out[++n] = first_e
-              if (!n && tests) { out[++n] = "pytest: " tests; if (first_e) out[++n] = first_e }
+              if (!n && tests) { out[++n] = "pytest: " tests; if (heads) out[++n] = "in: " heads
+                                 if (first_e) out[++n] = first_e }
               if (!n && fatal) { if (fatal_task) out[++n] = fatal_task; out[++n] = fatal; if (msg) out[++n] = msg }
               if (!n && critical) out[++n] = critical
               for (i = 1; i <= n; i++) { gsub(/^ +| +$/, "", out[i]); gsub(/  +/, " ", out[i])

@@ -31,7 +31,8 @@ description:
   - C(LOAD MYSQL SERVERS TO RUNTIME) keeps the rows the proxy's monitors placed in the runtime for servers still
     declared (the writer of a Group Replication group in its writer hostgroup); they are put in C(mysql_servers)
     for the load and taken out before C(SAVE MYSQL SERVERS TO DISK), so the load cuts no connection in use on
-    them.
+    them. Not in the hostgroups of C(mysql_galera_hostgroups), whose monitor places the members again in the load
+    itself.
   - With I(prune), rows of the named tables that are not declared are deleted. C(global_variables) can
     never be pruned.
   - With I(save_to_disk), the memory tables are also compared with their disk copies (C(disk.<table>)), and
@@ -162,7 +163,7 @@ from ansible_collections.dbops.clusters.plugins.module_utils import proxysql_con
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_)
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    LOAD_SERVERS, LOGIN_SPEC, admin_connection, fetch_rows, load_keeping_placements, placed_rows)
+    LOAD_SERVERS, LOGIN_SPEC, admin_connection, fetch_rows, load_keeping_placements, proxy_placed_rows)
 
 try:
     import pymysql
@@ -245,7 +246,7 @@ def main():
                 # them in mysql_servers it would cut the connections in use on them (placed_rows says why). They
                 # leave mysql_servers before SAVE MYSQL SERVERS TO DISK.
                 memory = fetch_rows(connection, "mysql_servers")
-                placed = placed_rows(memory, fetch_rows(connection, "runtime_mysql_servers"))
+                placed = proxy_placed_rows(connection, memory, fetch_rows(connection, "runtime_mysql_servers"))
                 for sql, args in load_keeping_placements(placed, list(memory[0]) if memory else []):
                     cursor.execute(sql, args or None)
                     if sql != LOAD_SERVERS:

@@ -21,7 +21,8 @@ description:
   - Rows the proxy's monitors placed in the runtime (the writer of a Group Replication group in its writer
     hostgroup) are kept through each load; they are put in C(mysql_servers) for it and taken out after, so the
     load cuts no connection in use on them (ProxySQL would run the statement in flight again, and one that had
-    committed would run twice).
+    committed would run twice). Not in the hostgroups of C(mysql_galera_hostgroups), whose monitor places the
+    members again in the load itself.
   - A status of C(OFFLINE_SOFT) would not hold, since ProxySQL 2.7's Galera monitor puts a healthy member back
     C(ONLINE) at its next check.
   - I(state=online) puts back the weights saved in C(disk.mysql_servers) (what the proxysql role declared and
@@ -120,7 +121,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_)
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    LOGIN_SPEC, DrainError, admin_connection, drain_plan, fetch_rows, load_keeping_placements, placed_rows)
+    LOGIN_SPEC, DrainError, admin_connection, drain_plan, fetch_rows, load_keeping_placements, proxy_placed_rows)
 
 try:
     import pymysql
@@ -167,15 +168,15 @@ def main():
         disk = fetch_rows(connection, "disk.mysql_servers")
         runtime = fetch_rows(connection, "runtime_mysql_servers")
         statements, result["reason"] = drain_plan(state, hostname, port, memory, disk, runtime, params["hand_over"])
+        # The rows ProxySQL's monitors placed (the writer of a Group Replication group) stay through the load:
+        # without them in mysql_servers the load would cut the connections in use on them (placed_rows says why).
+        placed = proxy_placed_rows(connection, memory, runtime, hostname, params["port"],
+                                   keep_own=state == "drained") if statements else []
     except DrainError as err:
         module.fail_json(msg=str(err), **result)
     except pymysql.err.MySQLError as err:
         module.fail_json(msg="reading ProxySQL's mysql_servers failed: %s" % err, **result)
-    # The rows ProxySQL's monitors placed (the writer of a Group Replication group) stay through the load: without
-    # them in mysql_servers the load would cut the connections in use on them (placed_rows says why).
-    sequence = load_keeping_placements(
-        placed_rows(memory, runtime, hostname, params["port"], keep_own=state == "drained"),
-        list(memory[0]) if memory else [], statements) if statements else []
+    sequence = load_keeping_placements(placed, list(memory[0]) if memory else [], statements) if statements else []
     result["queries"] = [sql % tuple(repr(arg) for arg in args) for sql, args in sequence]
     if statements:
         result["changed"] = True
