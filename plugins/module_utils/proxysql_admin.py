@@ -98,10 +98,9 @@ def placed_rows(memory_rows, runtime_rows, hostname=None, port=None, keep_own=Tr
     (load_keeping_placements). hostname/port name a backend whose own placed rows are left out unless keep_own (a
     backend put back gets them from its monitor again, with its restored weight). Only backends mysql_servers still
     has: one removed from the configuration leaves the runtime with the load. Not the rows of galera_hostgroups
-    (galera_monitor_hostgroups): ProxySQL's Galera monitor places a Galera cluster's members again from
-    mysql_servers in the load itself, and rows kept for it pin placements it then moves again (measured: in the
-    Galera planned-restart drill, a commit through the VIP ran twice, 1062, in 2 of 6 runs with them kept, none
-    in the runs without). Pure; rows as text."""
+    (galera_monitor_hostgroups): a Galera cluster's members are all declared in its writer hostgroup, and ProxySQL's
+    Galera monitor places them again (backup writers, readers) in the load itself, so a kept row would only pin a
+    placement the monitor then moves. Pure; rows as text."""
     galera_hostgroups = set(str(hostgroup) for hostgroup in galera_hostgroups)
     declared = set((str(row["hostgroup_id"]), row["hostname"], str(row["port"])) for row in memory_rows)
     backends = set((row["hostname"], str(row["port"])) for row in memory_rows)

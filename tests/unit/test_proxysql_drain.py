@@ -158,8 +158,7 @@ def test_a_backend_removed_from_the_configuration_is_not_kept():
 
 def test_the_rows_the_galera_monitor_placed_are_left_to_it():
     """ProxySQL's Galera monitor places the members again from mysql_servers in the load itself: its backup-writer
-    and reader rows are not kept (kept, a commit through the VIP ran twice in the Galera planned-restart drill),
-    while a row of another hostgroup on the same proxy still is."""
+    and reader rows are not kept, while a row of another hostgroup on the same proxy still is."""
     galera = [{"writer_hostgroup": "10", "backup_writer_hostgroup": "12", "reader_hostgroup": "20",
                "offline_hostgroup": "13", "active": "1", "max_writers": "1"}]
     assert galera_monitor_hostgroups(galera) == {"10", "12", "20", "13"}
