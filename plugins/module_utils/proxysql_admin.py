@@ -149,6 +149,26 @@ def load_keeping_placements(placed, columns, changes=()):
     return before + list(changes) + [(LOAD_SERVERS, ())] + after
 
 
+# ------------------------------------------------------------------------------------------------ put back
+
+# The proxy's own pings of a backend, newest first (ProxySQL's monitor schema; ping_error NULL: it answered).
+PING_LOG_SQL = ("SELECT time_start_us, ping_error FROM monitor.mysql_server_ping_log WHERE hostname=%s AND port=%s "
+                "ORDER BY time_start_us DESC LIMIT 1")
+
+
+def answered_since(ping_rows, since_us):
+    """Whether the proxy's monitor pinged the backend successfully at or after since_us (microseconds, the
+    monitor's clock): ping_rows are mysql_server_ping_log rows, newest first. A backend put back before that
+    ping is still judged by the pings that failed while it was down: once mysql-monitor_ping_max_failures of them
+    are the newest, the next ping round shuns it and kills every connection to it, the ones in use too, and
+    ProxySQL runs each statement in flight again elsewhere, so an INSERT that had committed runs twice (seen: a
+    planned rolling restart's put-back made the member the writer in the same second as that round). Pure."""
+    if not ping_rows:
+        return False
+    newest = ping_rows[0]
+    return int(newest["time_start_us"]) >= int(since_us) and newest.get("ping_error") in (None, "")
+
+
 # ------------------------------------------------------------------------------------------------ drain
 
 class DrainError(Exception):

@@ -28,6 +28,11 @@ description:
   - I(state=online) puts back the weights saved in C(disk.mysql_servers) (what the proxysql role declared and
     saved) and waits until the runtime has the backend C(ONLINE) in a hostgroup. Nothing is saved to disk in
     either state, so a proxy that restarts meanwhile comes back with the declared weights.
+  - Before it puts the weights back, I(state=online) waits (at most I(drain_timeout) seconds and 10 at least,
+    then fails with the backend still drained) until this proxy's monitor has pinged the backend successfully. Put back earlier, a
+    backend just restarted is still judged by the pings that failed while it was down, and ProxySQL's next ping
+    round shuns it and kills every connection to it, the ones in use too; ProxySQL then runs each statement in
+    flight again on another server, so one that had committed runs twice.
   - Refused, before any change, for a backend that is not in C(mysql_servers) and for a drain that would leave a
     hostgroup of the backend, declared or in the runtime, without another server of weight above 0 (the writer of
     an async or Group Replication topology, which its monitor alone put in the writer hostgroup), unless
@@ -58,8 +63,8 @@ options:
     choices: [drained, online]
     default: drained
   drain_timeout:
-    description: Seconds to wait for the backend's connections to end (C(drained)) or for it to be C(ONLINE) again
-      (C(online)).
+    description: Seconds to wait for the backend's connections to end (C(drained)), or for a successful ping of it
+      by the monitor (10 at least) and then for it to be C(ONLINE) again (C(online)).
     type: int
     default: 30
   hand_over:
@@ -112,6 +117,15 @@ waited_s:
   description: Seconds waited for the drain or for the backend to be ONLINE.
   returned: outside check mode
   type: float
+loaded_at:
+  description: When the new weights were loaded (seconds since the epoch, the proxy host's clock), to read the
+    proxy's monitor logs against.
+  returned: when weights changed, outside check mode
+  type: float
+ping_waited_s:
+  description: Seconds waited, before the weights went back, for the monitor to ping the backend successfully.
+  returned: when state is online and weights were put back, outside check mode
+  type: float
 """
 
 import time
@@ -121,7 +135,8 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_)
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    LOGIN_SPEC, DrainError, admin_connection, drain_plan, fetch_rows, load_keeping_placements, proxy_placed_rows)
+    LOGIN_SPEC, PING_LOG_SQL, DrainError, admin_connection, answered_since, drain_plan, fetch_rows,
+    load_keeping_placements, proxy_placed_rows)
 
 try:
     import pymysql
@@ -129,6 +144,7 @@ except ImportError:  # pragma: no cover - reported through HAS_PYMYSQL
     pymysql = None
 
 POLL_S = 0.2
+PING_WAIT_MIN_S = 10
 
 
 def value(connection, sql, args):
@@ -136,6 +152,29 @@ def value(connection, sql, args):
         cursor.execute(sql, args)
         row = cursor.fetchone()
     return row[0] if row else None
+
+
+def wait_for_a_ping(module, connection, hostname, port, result):
+    """Before a backend's weights go back: until this proxy's monitor pinged it successfully after now
+    (answered_since says why), at most drain_timeout seconds; then fails, the backend left drained."""
+    started = time.time()
+    since_us = int(started * 1000000)   # the module runs on the proxy's host: the monitor's clock
+    # a drain timeout of 0 (no wait for sessions) still leaves time for a ping round or two
+    timeout = max(module.params["drain_timeout"], PING_WAIT_MIN_S)
+    while True:
+        with connection.cursor(pymysql.cursors.DictCursor) as cursor:
+            cursor.execute(PING_LOG_SQL, (hostname, port))
+            rows = cursor.fetchall()
+        if answered_since(rows, since_us):
+            return round(time.time() - started, 2)
+        if time.time() - started >= timeout:
+            module.fail_json(msg="%s:%s was not put back: this proxy's monitor has not pinged it successfully in %d s "
+                                 "(latest ping: %s); put back before that, the failed pings of its downtime would "
+                                 "make the monitor shun it and cut the connections in use on it"
+                                 % (hostname, port, timeout,
+                                    (rows[0]["ping_error"] or "an answer before the wait") if rows else "none"),
+                             **result)
+        time.sleep(POLL_S)
 
 
 def weights(rows, hostname, port):
@@ -189,6 +228,9 @@ def main():
     if module.check_mode:
         module.exit_json(**result)
     try:
+        if state == "online" and sequence:
+            result["ping_waited_s"] = wait_for_a_ping(module, connection, hostname, port, result)
+        result["loaded_at"] = round(time.time(), 6)
         with connection.cursor() as cursor:
             for sql, args in sequence:
                 cursor.execute(sql, args or None)
@@ -213,7 +255,8 @@ def main():
                                          % (hostname, port, params["drain_timeout"]), **result)
                 time.sleep(POLL_S)
             result["waited_s"] = round(time.time() - started, 2)
-            result["reason"] += "; ONLINE in the runtime after %.1f s" % result["waited_s"]
+            result["reason"] += "; pinged by the monitor after %.1f s, ONLINE in the runtime after %.1f s" % (
+                result["ping_waited_s"], result["waited_s"])
     except pymysql.err.MySQLError as err:
         module.fail_json(msg="ProxySQL's admin interface failed: %s" % err, **result)
     module.exit_json(**result)

@@ -3,7 +3,7 @@ put a backend back, refusals before any change."""
 import pytest
 
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    DrainError, drain_plan, galera_monitor_hostgroups, load_keeping_placements, placed_rows)
+    DrainError, answered_since, drain_plan, galera_monitor_hostgroups, load_keeping_placements, placed_rows)
 
 
 def rows(*spec):
@@ -167,3 +167,13 @@ def test_the_rows_the_galera_monitor_placed_are_left_to_it():
     assert placed_rows(GALERA, live) != []
     kept = placed_rows(GALERA, live, galera_hostgroups=galera_monitor_hostgroups(galera))
     assert [(row["hostgroup_id"], row["hostname"]) for row in kept] == [("30", "g3")]
+
+
+def test_a_backend_goes_back_only_after_the_monitor_pinged_it_since_the_wait_began():
+    """ProxySQL shuns a backend and kills its connections in use when its newest pings all failed (the ones of its
+    downtime): the put-back waits for a newer ping that answered."""
+    answered = [{"time_start_us": "2000", "ping_error": None}]
+    assert answered_since(answered, 1500)
+    assert not answered_since(answered, 2500)                                    # an answer from before the wait
+    assert not answered_since([{"time_start_us": "2000", "ping_error": "Can't connect"}], 1500)
+    assert not answered_since([], 0)

@@ -61,3 +61,23 @@ def test_the_proxies_have_their_declared_weights_again(lab_hosts, proxy, proxysq
     disk = proxysql_admin(lab_hosts[proxy], "SELECT hostgroup_id, hostname, port, weight FROM disk.mysql_servers "
                                             "ORDER BY hostgroup_id, hostname")
     assert memory == disk and all(row["weight"] != "0" for row in memory), (memory, disk)
+
+
+@pytest.mark.parametrize("member", MEMBERS)
+def test_each_member_went_back_after_the_proxy_pinged_it_again(lab_hosts, lab_ips, proxysql_admin, roll, member):
+    """When p1 (the VIP holder: the client's proxy) put the restarted member back, its monitor's newest pings of it
+    were not all failures. ProxySQL's ping round shuns a backend whose newest mysql-monitor_ping_max_failures
+    (3) pings failed and kills every connection to it, the ones in use too, and re-runs each statement in flight
+    elsewhere: put back right after its restart (before a ping answered), the member became the writer and the
+    next round could cut a committed INSERT, which ran twice (a 1062 of itself in this drill, 1 run in 4). Read
+    from p1's monitor log, which keeps 10 minutes; p2 is restarted by the admin-password drill, which empties
+    its in-memory monitor tables."""
+    loaded_at = roll["put_back"][member]["p1"]
+    pings = proxysql_admin(lab_hosts["p1"], "SELECT time_start_us, ping_error FROM monitor.mysql_server_ping_log "
+                                            "WHERE hostname = '%s' AND time_start_us < %d "
+                                            "ORDER BY time_start_us DESC LIMIT 3" % (lab_ips[member], loaded_at * 1e6))
+    print("%s put back on p1 at %.3f; the newest pings before: %s" % (
+        member, loaded_at, [(round(int(row["time_start_us"]) / 1e6 - loaded_at, 3), row["ping_error"])
+                            for row in pings]))
+    assert len(pings) == 3, pings       # the member was pinged during the roll: the record covers it
+    assert not all(row["ping_error"] for row in pings), pings
