@@ -30,7 +30,7 @@ why_failed() {  # LOG
     sed 's/\x1b\[[0-9;]*m//g; s/^[[:space:]]*[│┌└][[:space:]]\{0,1\}//' "$1" | awk '
         /^E  /                     { if (!first_e) first_e = $0; next }     # the first failed assertion
         /^(FAILED|ERROR) [^ ]+::/  { if (n < 3) { out[++n] = $0; sub(/ -$/, "", out[n]) }; next }
-        /^___+ .+ ___+$/           { head = $0; gsub(/^_+ | _+$/, "", head)     # a failure section: its test
+        /^___+ [^ _]/              { head = $0; sub(/^_+ /, "", head); sub(/ .*$/, "", head)  # a failure: its test
                                      if (nh < 3) heads = heads (nh++ ? ", " : "") head; next }
         /^TASK \[/                 { task = $0; next }
         /^fatal: |^failed: /       { fatal = $0; fatal_task = task; msg = ""; next }
@@ -82,7 +82,8 @@ action_times() {  # LOG: "create 21 · converge 95 · ..." in the order the acti
         END { for (i = 1; i <= n; i++) printf "%s%s %d", (i > 1 ? " · " : ""), order[i], total[order[i]] }'
 }
 molecule_test() {  # NAME LOG: the scenario's output, each action line stamped
-    molecule test -s "$1" 2>&1 | stamp_actions > "$2"
+    # wide enough that molecule does not wrap pytest's FAILED lines, which why_failed reads
+    COLUMNS=250 molecule test -s "$1" 2>&1 | stamp_actions > "$2"
     return "${PIPESTATUS[0]}"
 }
 

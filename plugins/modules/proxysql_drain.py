@@ -29,10 +29,10 @@ description:
     saved) and waits until the runtime has the backend C(ONLINE) in a hostgroup. Nothing is saved to disk in
     either state, so a proxy that restarts meanwhile comes back with the declared weights.
   - Before it puts the weights back, I(state=online) waits (at most I(drain_timeout) seconds and 10 at least,
-    then fails with the backend still drained) until this proxy's monitor has pinged the backend successfully. Put back earlier, a
-    backend just restarted is still judged by the pings that failed while it was down, and ProxySQL's next ping
-    round shuns it and kills every connection to it, the ones in use too; ProxySQL then runs each statement in
-    flight again on another server, so one that had committed runs twice.
+    then fails with the backend still drained) until this proxy's monitor has pinged the backend successfully.
+    Put back earlier, a backend just restarted is still judged by the pings that failed while it was down, and
+    ProxySQL's next ping round shuns it and kills every connection to it, the ones in use too; ProxySQL then runs
+    each statement in flight again on another server, so one that had committed runs twice.
   - Refused, before any change, for a backend that is not in C(mysql_servers) and for a drain that would leave a
     hostgroup of the backend, declared or in the runtime, without another server of weight above 0 (the writer of
     an async or Group Replication topology, which its monitor alone put in the writer hostgroup), unless

@@ -69,7 +69,7 @@ def test_each_member_went_back_after_the_proxy_pinged_it_again(lab_hosts, lab_ip
     were not all failures. ProxySQL's ping round shuns a backend whose newest mysql-monitor_ping_max_failures
     (3) pings failed and kills every connection to it, the ones in use too, and re-runs each statement in flight
     elsewhere: put back right after its restart (before a ping answered), the member became the writer and the
-    next round could cut a committed INSERT, which ran twice (a 1062 of itself in this drill, 1 run in 4). Read
+    next round could cut a committed INSERT, which ran twice (a 1062 of itself in this drill, about 1 run in 4). Read
     from p1's monitor log, which keeps 10 minutes; p2 is restarted by the admin-password drill, which empties
     its in-memory monitor tables."""
     loaded_at = roll["put_back"][member]["p1"]
