@@ -93,13 +93,14 @@ def placed_rows(memory_rows, runtime_rows, hostname=None, port=None, keep_own=Tr
     Replication or async writer in its writer hostgroup). LOAD MYSQL SERVERS TO RUNTIME rebuilds the runtime from
     mysql_servers: such a row is removed at once (OFFLINE_HARD), the connections in use on it are cut, and ProxySQL
     retries the statement that was running on another server, so a statement that had committed runs twice (seen:
-    an INSERT through the VIP failed with a duplicate key during a Group Replication rolling restart). The caller puts these rows in mysql_servers for the load and takes them out after
-    (load_keeping_placements). hostname/port name a backend whose own placed rows are left out unless keep_own (a
-    backend put back gets them from its monitor again, with its restored weight). Only backends mysql_servers still
-    has: one removed from the configuration leaves the runtime with the load. Not the rows of galera_hostgroups
-    (galera_monitor_hostgroups): a Galera cluster's members are all declared in its writer hostgroup, and ProxySQL's
-    Galera monitor places them again (backup writers, readers) in the load itself, so a kept row would only pin a
-    placement the monitor then moves. Pure; rows as text."""
+    an INSERT through the VIP failed with a duplicate key during a Group Replication rolling restart). The caller
+    puts these rows in mysql_servers for the load and takes them out after (load_keeping_placements).
+    hostname/port name a backend whose own placed rows are left out unless keep_own (a backend put back gets them
+    from its monitor again, with its restored weight). Only backends mysql_servers still has: one removed from the
+    configuration leaves the runtime with the load. Not the rows of galera_hostgroups (galera_monitor_hostgroups):
+    a Galera cluster's members are all declared in its writer hostgroup, and ProxySQL's Galera monitor places them
+    again (backup writers, readers) in the load itself, so a kept row would only pin a placement the monitor then
+    moves. Pure; rows as text."""
     galera_hostgroups = set(str(hostgroup) for hostgroup in galera_hostgroups)
     declared = set((str(row["hostgroup_id"]), row["hostname"], str(row["port"])) for row in memory_rows)
     backends = set((row["hostname"], str(row["port"])) for row in memory_rows)
