@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""A PostgreSQL client that commits one row at a time into its own table and logs, for every acknowledged
-commit, when the INSERT was sent and when the server acknowledged it.
+"""A PostgreSQL or MySQL client that commits one row at a time into its own table and logs, for every
+acknowledged commit, when the INSERT was sent and when the server acknowledged it.
 
 A point-in-time restore to a target T must hold every row acknowledged before T, and no row whose INSERT was
 sent after T (its commit record is later than T); only a commit in flight at T may land on either side. The
 shared writers log one time per acknowledgement, which cannot tell those apart, hence this one.
 
     writer_pitr.py --host 10.0.0.1 --user app --password-file F --database app --table pitr_acks \
-                   --ack-log acks.log --summary writer.json [--seconds 240] [--stop-file F] [--pause 0.02]
+                   --ack-log acks.log --summary writer.json [--engine postgres|mysql] [--seconds 240]
+                   [--stop-file F] [--pause 0.02]
 The ack log has one line per acknowledged commit: "id sent_epoch acked_epoch". The password is read from a file
 (0600), never from the command line. The table is created if missing and continued from its highest id.
 """
@@ -16,14 +17,44 @@ import json
 import os
 import time
 
-import psycopg2
+try:
+    import psycopg2
+except ImportError:     # a MySQL-only controller
+    psycopg2 = None
+try:
+    import pymysql
+except ImportError:     # a PostgreSQL-only controller
+    pymysql = None
 
 
-def connect(args, password):
-    connection = psycopg2.connect(host=args.host, user=args.user, password=password, dbname=args.database,
-                                  connect_timeout=2, application_name="writer_pitr")
-    connection.autocommit = True
-    return connection
+class Engine:
+    """What differs between the two servers: the driver, its errors, quoting, the table's definition."""
+
+    def __init__(self, name):
+        self.name = name
+        if name == "mysql":
+            self.errors = (pymysql.err.MySQLError,)
+            self.quote = "`%s`"
+            self.create = ("CREATE TABLE IF NOT EXISTS %s (id BIGINT PRIMARY KEY, "
+                           "at TIMESTAMP(6) DEFAULT CURRENT_TIMESTAMP(6))")
+        else:
+            self.errors = (psycopg2.Error,)
+            self.quote = '"%s"'
+            self.create = ("CREATE TABLE IF NOT EXISTS %s (id BIGINT PRIMARY KEY, "
+                           "at TIMESTAMPTZ DEFAULT clock_timestamp())")
+
+    def connect(self, args, password):
+        if self.name == "mysql":
+            return pymysql.connect(host=args.host, user=args.user, password=password, database=args.database,
+                                   autocommit=True, connect_timeout=2, read_timeout=5, write_timeout=5)
+        connection = psycopg2.connect(host=args.host, user=args.user, password=password, dbname=args.database,
+                                      connect_timeout=2, application_name="writer_pitr")
+        connection.autocommit = True
+        return connection
+
+    def describe(self, err):
+        code = getattr(err, "pgcode", None) or (err.args[0] if self.name == "mysql" and err.args else None)
+        return "%s: %s" % (code or type(err).__name__, (str(err).strip().splitlines() or [""])[0][:80])
 
 
 def main():
@@ -38,15 +69,16 @@ def main():
     parser.add_argument("--seconds", type=float, default=240)
     parser.add_argument("--stop-file")
     parser.add_argument("--pause", type=float, default=0.02)
+    parser.add_argument("--engine", choices=["postgres", "mysql"], default="postgres")
     args = parser.parse_args()
+    engine = Engine(args.engine)
     with open(args.password_file, encoding="utf-8") as handle:
         password = handle.read().strip()
-    table = '"%s"' % args.table.replace('"', '""')
+    table = engine.quote % args.table.replace(engine.quote[0], engine.quote[0] * 2)
 
-    connection = connect(args, password)
+    connection = engine.connect(args, password)
     with connection.cursor() as cursor:
-        cursor.execute("CREATE TABLE IF NOT EXISTS %s (id BIGINT PRIMARY KEY, "
-                       "at TIMESTAMPTZ DEFAULT clock_timestamp())" % table)
+        cursor.execute(engine.create % table)
         cursor.execute("SELECT COALESCE(MAX(id), 0) FROM %s" % table)
         next_id = cursor.fetchone()[0] + 1
 
@@ -58,7 +90,7 @@ def main():
                 break
             try:
                 if connection is None:
-                    connection = connect(args, password)
+                    connection = engine.connect(args, password)
                 sent = time.time()
                 with connection.cursor() as cursor:
                     cursor.execute("INSERT INTO %s (id) VALUES (%%s)" % table, (next_id,))
@@ -67,16 +99,16 @@ def main():
                 acked += 1
                 next_id += 1
                 time.sleep(args.pause)
-            except psycopg2.Error as err:
+            except engine.errors as err:
                 # The commit's fate is unknown to the client: not acknowledged, so never counted as written.
                 failed += 1
-                key = (err.pgcode or type(err).__name__) + ": " + str(err).strip().splitlines()[0][:80]
+                key = engine.describe(err)
                 failures[key] = failures.get(key, 0) + 1
                 next_id += 1          # never reuse an id whose insert may have landed
                 try:
                     if connection is not None:
                         connection.close()
-                except psycopg2.Error:
+                except engine.errors:
                     pass
                 connection = None
                 time.sleep(0.1)
