@@ -20,6 +20,8 @@ FLAVORS = {
         "config_dir": "/etc/mysql/mysql.conf.d",
         "default_series": "8.4",
         "percona_release_repo": "ps-84-lts",
+        # mysqlbinlog (the binary-log archive on a backup host, the replay of a restore) without a server
+        "binlog_tools_packages": ["percona-server-client"],
         # Paths per OS family (ansible_facts.os_family). The roles install with apt: Debian and Ubuntu only.
         "os_paths": {
             "Debian": {"datadir": "/var/lib/mysql", "socket": "/run/mysqld/mysqld.sock", "tls_dir": "/etc/mysql/tls",
@@ -44,6 +46,7 @@ FLAVORS = {
         "config_dir": "/etc/mysql/mysql.conf.d",
         "default_series": "9.7",
         "percona_release_repo": None,
+        "binlog_tools_packages": ["mysql-server-core"],
         # Paths per OS family (ansible_facts.os_family). The roles install with apt: Debian and Ubuntu only.
         "os_paths": {
             "Debian": {"datadir": "/var/lib/mysql", "socket": "/run/mysqld/mysqld.sock", "tls_dir": "/etc/mysql/tls",

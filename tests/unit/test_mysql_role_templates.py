@@ -24,14 +24,16 @@ DEFAULTS = {
 }
 
 
-def render(tmp_path, template, variables):
+def render(tmp_path, template, variables, as_text=False):
+    """The template rendered by ansible-playbook: its YAML as data, or its text."""
     play = tmp_path / "render.yml"
     play.write_text(
         "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
         "    - ansible.builtin.copy:\n"
         "        dest: %s\n"
-        "        content: \"{{ lookup('ansible.builtin.template', '%s') | from_yaml | to_json }}\"\n"
-        "        mode: '0600'\n" % (tmp_path / "out.json", os.path.join(TEMPLATES, template)))
+        "        content: \"{{ lookup('ansible.builtin.template', '%s')%s | to_json }}\"\n"
+        "        mode: '0600'\n" % (tmp_path / "out.json", os.path.join(TEMPLATES, template),
+                                   "" if as_text else " | from_yaml"))
     extra = tmp_path / "vars.json"
     extra.write_text(json.dumps(variables))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
@@ -51,7 +53,28 @@ CASES = {
 
 
 def test_every_template_has_a_case():
-    assert sorted(os.listdir(TEMPLATES)) == ["base_settings.yml.j2"], "a new template needs render cases here"
+    assert sorted(os.listdir(TEMPLATES)) == ["base_settings.yml.j2", "mysql-binlog-archive.service.j2"], \
+        "a new template needs render cases here"
+
+
+def test_the_clone_plugin_is_loaded_unless_the_caller_loads_it(tmp_path):
+    settings = render(tmp_path, "base_settings.yml.j2", DEFAULTS)
+    assert settings["plugin_load_add"]["value"] == "mysql_clone.so"
+    assert settings["plugin_load_add"]["dynamic"] is False
+    settings = render(tmp_path, "base_settings.yml.j2", dict(DEFAULTS, percona_server_load_clone=False))
+    assert "plugin_load_add" not in settings
+
+
+def test_the_binlog_archive_unit_runs_the_script_with_settings_and_no_secret(tmp_path):
+    text = render(tmp_path, "mysql-binlog-archive.service.j2", {
+        "percona_server_archive_followed": {"member": "db1"}, "dbops_cluster_group": "ledger",
+        "percona_server_backup_repository": "/var/backups/mysql/ledger",
+        "percona_server_archive_conf_dir": "/etc/dbops/mysql-binlog"}, as_text=True)
+    assert "EnvironmentFile=/etc/dbops/mysql-binlog/ledger.env\n" in text
+    assert "ExecStart=/usr/local/lib/dbops/dbops-mysql-binlog-archive\n" in text
+    assert "Restart=always\n" in text and "UMask=0077\n" in text
+    assert "/var/backups/mysql/ledger/binlog/db1/" in text
+    assert "password" not in text.lower()
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

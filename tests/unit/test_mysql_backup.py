@@ -1,0 +1,166 @@
+"""MySQL backups: which server a backup copies and the archive follows, what a retention keeps, what a restore
+replays and with which stop, and which hosts may receive a restore."""
+import pytest
+
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_backup
+
+MEMBERS = ["src", "rep1", "rep2"]
+SRC_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
+
+def replica(io="Yes", sql="Yes", lag=0):
+    return {"source_uuid": SRC_UUID, "io_running": io, "sql_running": sql, "lag": lag}
+
+
+def states(**changes):
+    result = {"src": {"running": True, "server_uuid": SRC_UUID, "read_only": False, "replica": None},
+              "rep1": {"running": True, "server_uuid": "u1", "read_only": True, "replica": replica()},
+              "rep2": {"running": True, "server_uuid": "u2", "read_only": True, "replica": replica()}}
+    result.update(changes)
+    return result
+
+
+def test_the_backup_copies_the_last_replica_that_replicates():
+    choice = mysql_backup.backup_member(states(), MEMBERS)
+    assert (choice["member"], choice["source"]) == ("rep2", "src")
+    assert "last replica" in choice["reason"]
+    lagging = mysql_backup.backup_member(states(rep2={"running": True, "read_only": True, "replica": replica(lag=90)}),
+                                         MEMBERS, max_lag=60)
+    assert lagging["member"] == "rep1"
+
+
+def test_the_source_is_read_from_the_servers_not_the_inventory_order():
+    # after a switchover rep1 is the source: src replicates from it
+    switched = {"src": {"running": True, "server_uuid": SRC_UUID, "read_only": True,
+                        "replica": dict(replica(), source_uuid="u1")},
+                "rep1": {"running": True, "server_uuid": "u1", "read_only": False, "replica": None},
+                "rep2": {"running": True, "server_uuid": "u2", "read_only": True,
+                         "replica": dict(replica(), source_uuid="u1")}}
+    choice = mysql_backup.backup_member(switched, MEMBERS)
+    assert (choice["member"], choice["source"]) == ("rep2", "rep1")
+    assert mysql_backup.archive_member(switched, MEMBERS)["member"] == "rep1"
+
+
+def test_no_healthy_replica_refuses_unless_the_source_is_named():
+    broken = states(rep1={"running": True, "read_only": True, "replica": replica(io="No")},
+                    rep2={"running": False})
+    with pytest.raises(mysql_backup.BackupRefused, match="no replica of src replicates within 60 s"):
+        mysql_backup.backup_member(broken, MEMBERS)
+    named = mysql_backup.backup_member(broken, MEMBERS, requested="src")
+    assert named["member"] == "src" and "blocks DDL" in named["reason"]
+    with pytest.raises(mysql_backup.BackupRefused, match="rep1 cannot be copied now: IO No"):
+        mysql_backup.backup_member(broken, MEMBERS, requested="rep1")
+    with pytest.raises(mysql_backup.BackupRefused, match="not a member"):
+        mysql_backup.backup_member(broken, MEMBERS, requested="rep9")
+
+
+def test_a_lone_server_is_its_own_backup_and_two_writable_roots_are_refused():
+    alone = {"src": states()["src"]}
+    assert mysql_backup.backup_member(alone, ["src"])["member"] == "src"
+    two = states(rep1={"running": True, "server_uuid": "u1", "read_only": False, "replica": None})
+    with pytest.raises(mysql_backup.BackupRefused, match="two sources"):
+        mysql_backup.backup_member(two, MEMBERS)
+    with pytest.raises(mysql_backup.BackupRefused, match="two sources"):
+        mysql_backup.archive_member(two, MEMBERS)
+
+
+def test_the_archive_follows_the_source_or_a_named_running_member():
+    assert mysql_backup.archive_member(states(), MEMBERS)["member"] == "src"
+    assert mysql_backup.archive_member(states(), MEMBERS, "rep1")["member"] == "rep1"
+    with pytest.raises(mysql_backup.BackupRefused, match="rep2 does not run"):
+        mysql_backup.archive_member(states(rep2={"running": False}), MEMBERS, "rep2")
+
+
+DAY = 86400.0
+
+
+def backups(*started, **extra):
+    return [dict({"path": "/b/%d" % s, "started": s * DAY, "complete": True}, **extra) for s in started]
+
+
+def archives():
+    return {"src": [{"path": "/b/binlog/src/binlog.%06d" % n, "name": "binlog.%06d" % n, "mtime": n * DAY}
+                    for n in range(1, 11)]}
+
+
+def test_retention_keeps_n_backups_and_the_logs_the_oldest_needs():
+    old_backups, old_logs = mysql_backup.expired(backups(2, 4, 6, 8), archives(), keep=2)
+    assert old_backups == ["/b/2", "/b/4"]
+    # the oldest kept backup started on day 6: logs last written before it (by the clock margin) go
+    assert old_logs == ["/b/binlog/src/binlog.%06d" % n for n in range(1, 6)]
+
+
+def test_retention_removes_nothing_until_it_holds_n_complete_backups():
+    partial = backups(2, 4) + [{"path": "/b/9", "started": 9 * DAY, "complete": False}]
+    assert mysql_backup.expired(partial, archives(), keep=3) == ([], [])
+    with pytest.raises(mysql_backup.BackupRefused, match="cannot hold one full backup"):
+        mysql_backup.expired(partial, archives(), keep=0)
+
+
+def test_retention_removes_incomplete_copies_older_than_the_oldest_kept():
+    mixed = backups(2, 6, 8) + [{"path": "/b/3", "started": 3 * DAY, "complete": False},
+                                {"path": "/b/7", "started": 7 * DAY, "complete": False}]
+    old_backups, _ = mysql_backup.expired(mixed, archives(), keep=2)
+    assert old_backups == ["/b/2", "/b/3"]
+
+
+def test_a_restore_replays_from_the_log_holding_the_backup_position_server_after_server():
+    logs = archives()
+    # after a switchover the archive followed rep1 from its oldest log on; its names repeat src's
+    logs["rep1"] = [{"path": "/b/binlog/rep1/binlog.%06d" % n, "name": "binlog.%06d" % n, "mtime": (8 + n) * DAY}
+                    for n in (2, 1)]
+    replay = mysql_backup.replay_files(logs, 7.5 * DAY)
+    assert replay == ["/b/binlog/src/binlog.000007", "/b/binlog/src/binlog.000008", "/b/binlog/src/binlog.000009",
+                      "/b/binlog/src/binlog.000010", "/b/binlog/rep1/binlog.000001", "/b/binlog/rep1/binlog.000002"]
+
+
+def test_log_numbers_sort_as_numbers():
+    logs = {"src": [{"path": "/%s" % name, "name": name, "mtime": 10.0 * DAY}
+                    for name in ("binlog.1000000", "binlog.999999")]}
+    assert mysql_backup.replay_files(logs, 0) == ["/binlog.999999", "/binlog.1000000"]
+
+
+@pytest.mark.parametrize("time, gtid, arguments", [
+    ("2026-11-30 12:00:05", "", ["--stop-datetime=2026-11-30 12:00:05"]),
+    ("", SRC_UUID + ":1-1233", ["--include-gtids=%s:1-1233" % SRC_UUID]),
+    ("", SRC_UUID + ":1-5:7-9,\n" + SRC_UUID.replace("3e", "4e") + ":1",
+     ["--include-gtids=%s:1-5:7-9,%s:1" % (SRC_UUID, SRC_UUID.replace("3e", "4e"))]),
+    ("", "", []),
+])
+def test_the_replay_stops_at_a_time_or_a_gtid_set(time, gtid, arguments):
+    assert mysql_backup.replay_arguments(time, gtid) == arguments
+
+
+@pytest.mark.parametrize("time, gtid, said", [
+    ("2026-11-30T12:00:05", "", "'YYYY-MM-DD HH:MM:SS' in UTC"),
+    ("2026-02-30 12:00:05", "", "is not a date and time"),
+    ("2026-11-30 12:00:05'; DROP", "", "in UTC"),
+    ("", "1-100", "is not a GTID set"),
+    ("", SRC_UUID + ":1-5 --exec=x", "is not a GTID set"),
+    ("2026-11-30 12:00:05", SRC_UUID + ":1", "not both"),
+])
+def test_a_bad_target_is_refused_naming_the_variable(time, gtid, said):
+    with pytest.raises(mysql_backup.BackupRefused, match=said):
+        mysql_backup.replay_arguments(time, gtid)
+
+
+def target(**changes):
+    state = {"running": True, "replicas": [], "replicating": False, "gtid_mode": "ON", "databases": []}
+    state.update(changes)
+    return state
+
+
+@pytest.mark.parametrize("state, force, said", [
+    ({"running": False}, True, "no MySQL server runs"),
+    (target(replicas=["u9"]), True, "serves as a source"),
+    (target(replicating=True), True, "replicates from another server"),
+    (target(gtid_mode="OFF"), True, "gtid_mode is OFF"),
+    (target(databases=["ledger"]), False, "holds schemas of its own (ledger)"),
+])
+def test_a_restore_target_is_refused_for_what_it_is(state, force, said):
+    assert said in mysql_backup.restore_refusal(state, force)
+
+
+def test_a_standalone_target_is_accepted_and_its_schemas_only_with_force():
+    assert mysql_backup.restore_refusal(target()) == ""
+    assert mysql_backup.restore_refusal(target(databases=["ledger"]), force=True) == ""
