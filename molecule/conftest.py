@@ -99,6 +99,20 @@ def proxysql_refused_checks(proxysql_admin):
     return run
 
 
+@pytest.fixture(scope="session")
+def proxysql_latest_checks(proxysql_admin):
+    """proxysql_latest_checks(host, health_check) -> {backend address: error of its newest health_check ("galera" or
+    "read_only") check, None when it answered}: what the proxy's monitor sees of each backend now."""
+    def run(host, health_check):
+        table, column = _MONITOR_LOGS[health_check]
+        latest = {}
+        for row in proxysql_admin(host, "SELECT hostname, %s AS error FROM monitor.%s ORDER BY time_start_us DESC "
+                                        "LIMIT 60" % (column, table)):
+            latest.setdefault(row["hostname"], row["error"])
+        return latest
+    return run
+
+
 @pytest.fixture(scope="module")
 def proxy_drill(request):
     """What molecule/ha_failover's drill.py (or a script built on it) left in <ephemeral>/drill: results.json,
@@ -110,3 +124,35 @@ def proxy_drill(request):
     with open(os.path.join(directory, "acks.txt"), encoding="utf-8") as handle:
         report["acked"] = {int(line) for line in handle if line.strip()}
     return report
+
+
+class PointInTime:
+    """A point-in-time restore drill judged from its writer's log (writer_pitr.py: "id sent acked" per acknowledged
+    commit) and a target epoch: a restore to the target must hold every row acknowledged before it and none whose
+    INSERT was sent after it; only a commit in flight at the target may land on either side."""
+
+    def __init__(self, acks, target):
+        self.acks, self.target = acks, target
+        self.before = {i for i, sent, acked in acks if acked < target}
+        self.after = {i for i, sent, acked in acks if sent > target}
+        self.in_flight = {i for i, _, _ in acks} - self.before - self.after
+
+    def figures(self, restored):
+        """{newest_restored, newest, rpo (seconds the restore lacks against the newest acknowledged row),
+        short_of_target (how long before the target the newest restored row was acknowledged)}."""
+        acked_at = {i: acked for i, _, acked in self.acks}
+        newest_restored = max(set(restored) & set(acked_at))
+        newest = max(acked_at)
+        return {"newest_restored": newest_restored, "newest": newest,
+                "rpo": acked_at[newest] - acked_at[newest_restored],
+                "short_of_target": self.target - acked_at[newest_restored]}
+
+    def reached_the_target(self, restored):
+        """The restore's newest row is the last one acknowledged before the target, or the one in flight at it."""
+        return self.figures(restored)["newest_restored"] in {max(self.before)} | self.in_flight
+
+
+@pytest.fixture(scope="module")
+def point_in_time():
+    """point_in_time(acks, target) -> PointInTime: the split of a writer's rows at a restore target."""
+    return PointInTime

@@ -178,12 +178,12 @@ def replay_arguments(target_time="", target_gtid_set=""):
     return []
 
 
-def restore_refusal(state, force=False):
+def restore_refusal(state, force=False, as_replica=False):
     """Why a host may not receive a restore (empty when it may), from mysql_backup step=read's state.
 
-    Never a server that replicas follow (it serves as a source) or one that replicates; one holding schemas of its
-    own only with force. The server must run with gtid_mode ON: the replay relies on GTIDs to skip what the backup
-    already holds.
+    Never a server that replicas follow (it serves as a source); one that replicates only when it is re-seeded as
+    a replica (as_replica); one holding schemas of its own only with force. The server must run with gtid_mode ON:
+    the replay, and a replica's auto-positioning, rely on GTIDs to skip what the backup already holds.
     """
     if not state.get("running"):
         return ("no MySQL server runs on the target: converge it with the percona_server role first (it must run "
@@ -191,12 +191,12 @@ def restore_refusal(state, force=False):
     if state.get("replicas"):
         return ("%d replica(s) replicate from the target: it serves as a source; restore onto another host"
                 % len(state["replicas"]))
-    if state.get("replicating"):
+    if state.get("replicating") and not as_replica:
         return "the target replicates from another server: restore onto a standalone server"
     if str(state.get("gtid_mode", "")).upper() != "ON":
         return "gtid_mode is %s on the target: the replay needs ON" % state.get("gtid_mode")
     if state.get("databases") and not force:
         return ("the target holds schemas of its own (%s): its data directory would be replaced; set "
-                "percona_server_restore_force=true to replace it (the old directory is moved aside)"
+                "percona_server_restore_force=true to replace it (the old directory's contents are moved aside)"
                 % ", ".join(state["databases"]))
     return ""

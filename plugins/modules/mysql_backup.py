@@ -36,8 +36,13 @@ options:
   restore_force:
     description:
       - With C(read), also decide whether this server may receive a restore. A server holding schemas of its own
-        may only with I(restore_force=true); a server with replicas, or one that replicates, never.
+        may only with I(restore_force=true); a server with replicas never; one that replicates only with
+        I(restore_as_replica=true).
     type: bool
+  restore_as_replica:
+    description: With I(restore_force), the restore re-seeds this server as a replica (it may replicate now).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
 attributes:
@@ -168,7 +173,8 @@ def clone(module, session, state):
 
 def main():
     argument_spec = dict(step=dict(type="str", choices=["read", "clone", "forget_replication"], default="read"),
-                         dest=dict(type="path"), restore_force=dict(type="bool"))
+                         dest=dict(type="path"), restore_force=dict(type="bool"),
+                         restore_as_replica=dict(type="bool", default=False))
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
@@ -193,7 +199,8 @@ def main():
         if params["step"] == "read":
             result["reason"] = "read only"
             if params["restore_force"] is not None:
-                result["restore_refusal"] = restore_refusal(state, params["restore_force"])
+                result["restore_refusal"] = restore_refusal(state, params["restore_force"],
+                                                            params["restore_as_replica"])
         elif params["step"] == "clone":
             result["clone"] = clone(module, session, state)
             result["changed"] = True

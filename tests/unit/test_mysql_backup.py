@@ -164,3 +164,10 @@ def test_a_restore_target_is_refused_for_what_it_is(state, force, said):
 def test_a_standalone_target_is_accepted_and_its_schemas_only_with_force():
     assert mysql_backup.restore_refusal(target()) == ""
     assert mysql_backup.restore_refusal(target(databases=["ledger"]), force=True) == ""
+
+
+def test_a_replica_is_reseeded_only_as_a_replica_and_with_force():
+    replica_state = target(replicating=True, databases=["app"])
+    assert "holds schemas of its own (app)" in mysql_backup.restore_refusal(replica_state, as_replica=True)
+    assert mysql_backup.restore_refusal(replica_state, force=True, as_replica=True) == ""
+    assert "serves as a source" in mysql_backup.restore_refusal(target(replicas=["u9"]), True, as_replica=True)

@@ -167,7 +167,8 @@ MONITOR_PASSWORD = "molecule-proxysql-monitor-secret-2"   # monitor_rotation_dri
 @pytest.mark.parametrize("proxy", PROXIES)
 def test_the_monitor_password_was_rotated_on_the_primary_without_a_refused_check(lab_hosts, lab_ips, proxy,
                                                                                   proxysql_admin,
-                                                                                  proxysql_refused_checks):
+                                                                                  proxysql_refused_checks,
+                                                                                  proxysql_latest_checks):
     record = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], PROXY_DRILL_RECORD, "monitor-rotation.json")
     with open(record, encoding="utf-8") as handle:
         rotation_primary = json.load(handle)["primary"]
@@ -184,10 +185,7 @@ def test_the_monitor_password_was_rotated_on_the_primary_without_a_refused_check
         proxy, dict((t, len(r)) for t, r in refused.items()), rotation_primary))
     assert not any(refused.values()), refused
     # and the proxy checks every member with the new password now: each member's latest read_only check answered
-    latest = {}
-    for row in proxysql_admin(host, "SELECT hostname, time_start_us, error FROM monitor.mysql_server_read_only_log "
-                                    "ORDER BY time_start_us DESC LIMIT 60"):
-        latest.setdefault(row["hostname"], row["error"])
+    latest = proxysql_latest_checks(host, "read_only")
     assert sorted(latest) == sorted(lab_ips[member] for member in MEMBERS) and not any(latest.values()), latest
 
 

@@ -63,7 +63,8 @@ def monitor_login(host, address, password):
 
 @pytest.mark.parametrize("proxy", PROXIES)
 def test_the_monitor_password_was_rotated_without_a_refused_health_check(lab_hosts, lab_ips, proxy, proxysql_admin,
-                                                                          proxysql_refused_checks):
+                                                                          proxysql_refused_checks,
+                                                                          proxysql_latest_checks):
     # admin_password.yml's converge gave the monitor a new password while both proxies checked the members every
     # 200 ms: had a proxy checked with a password the account did not accept (the proxies first, or the old one
     # dropped too early), its monitor would have logged "Access denied" and taken the members out.
@@ -77,10 +78,7 @@ def test_the_monitor_password_was_rotated_without_a_refused_health_check(lab_hos
     # and the proxy checks every member with the new password now: each member's latest Galera check answered
     # (runtime_mysql_servers' status is no measure here: ProxySQL lifts a SHUNNED row only when a client asks that
     # hostgroup for a connection, and nothing reads from the readers after the planned restart)
-    latest = {}
-    for row in proxysql_admin(host, "SELECT hostname, time_start_us, error FROM monitor.mysql_server_galera_log "
-                                    "ORDER BY time_start_us DESC LIMIT 60"):
-        latest.setdefault(row["hostname"], row["error"])
+    latest = proxysql_latest_checks(host, "galera")
     assert sorted(latest) == sorted(lab_ips[member] for member in MEMBERS) and not any(latest.values()), latest
     for member in MEMBERS:
         assert monitor_login(host, lab_ips[member], NEW_MONITOR_PASSWORD)[0] == 0, member

@@ -1,8 +1,9 @@
 """The backup and point-in-time restore drill (side_effect's backup_drill.yml): the rows on mrs1 after the restore
 to the target, against what the writer on the source logged (id, when it sent the INSERT, when it was
-acknowledged); what the backup copied; how the archive keeps its secret."""
+acknowledged); what the backup copied; how the archive keeps its secret; rep1 re-seeded from the backup."""
 import json
 import os
+import time
 
 import pytest
 
@@ -31,24 +32,20 @@ def restored(lab_hosts, sql):
     return {int(row[0]) for row in sql(lab_hosts["mrs1"], "SELECT id FROM app.pitr_acks")}
 
 
-def split(drill):
-    target = drill["target_epoch"]
-    before = {i for i, sent, acked in drill["acks"] if acked < target}
-    after = {i for i, sent, acked in drill["acks"] if sent > target}
-    in_flight = {i for i, sent, acked in drill["acks"]} - before - after
-    return before, after, in_flight
+@pytest.fixture(scope="module")
+def split(drill, point_in_time):
+    return point_in_time(drill["acks"], drill["target_epoch"])
 
 
-def test_the_drill_wrote_on_both_sides_of_the_target_and_after_the_backup(drill, description):
-    before, after, in_flight = split(drill)
+def test_the_drill_wrote_on_both_sides_of_the_target_and_after_the_backup(drill, split, description):
     after_backup = {i for i, sent, acked in drill["acks"]
                     if description["finished"] < sent and acked < drill["target_epoch"]}
     # about 30 commits a second for 2 s or more on each side: not a vacuous comparison; rows sent after the backup
     # had landed and acknowledged before the target exist only in the archived binary logs, so a restore that does
     # not replay them fails test_every_row_acknowledged_before_the_target_is_restored
-    assert len(before) >= 30 and len(after) >= 30, (len(before), len(after))
+    assert len(split.before) >= 30 and len(split.after) >= 30, (len(split.before), len(split.after))
     assert len(after_backup) >= 20, len(after_backup)
-    assert len(in_flight) <= 1
+    assert len(split.in_flight) <= 1
 
 
 def test_the_backup_copied_a_replica_not_the_source(drill):
@@ -58,15 +55,13 @@ def test_the_backup_copied_a_replica_not_the_source(drill):
     assert "replicates within" in backup["reason"], backup
 
 
-def test_every_row_acknowledged_before_the_target_is_restored(drill, restored):
-    before, _, _ = split(drill)
-    missing = sorted(before - restored)
+def test_every_row_acknowledged_before_the_target_is_restored(split, restored):
+    missing = sorted(split.before - restored)
     assert not missing, "acknowledged before the target, missing on mrs1: %s" % missing[:20]
 
 
-def test_no_row_sent_after_the_target_is_restored(drill, restored):
-    _, after, _ = split(drill)
-    present = sorted(after & restored)
+def test_no_row_sent_after_the_target_is_restored(split, restored):
+    present = sorted(split.after & restored)
     assert not present, "sent after the target, present on mrs1: %s" % present[:20]
 
 
@@ -75,24 +70,19 @@ def test_nothing_but_acknowledged_rows(drill, restored):
     assert {i for i in restored if i >= min(logged)} <= logged
 
 
-def test_rpo_and_restore_time(drill, restored, capsys):
-    acked_at = {i: acked for i, _, acked in drill["acks"]}
-    newest_restored = max(restored & set(acked_at))
-    newest = max(acked_at)
-    rpo = acked_at[newest] - acked_at[newest_restored]
-    short_of_target = drill["target_epoch"] - acked_at[newest_restored]
+def test_rpo_and_restore_time(drill, split, restored, capsys):
+    figures = split.figures(restored)
     restore_seconds = float(drill["restore"]["seconds"])
     with capsys.disabled():     # the figures bench/backups keeps: in the log of every run, not only a failing one
         print("\nMySQL PITR figures: RPO %.2f s (restored up to id %d, acknowledged %.3f s before the target; newest "
               "acknowledged id %d); restore %.1f s (%d archived logs); clone of %s %.1f s"
-              % (rpo, newest_restored, short_of_target, newest, restore_seconds, len(drill["restore"]["logs"]),
-                 drill["backup"]["member"], float(drill["backup"]["clone_seconds"])))
-    before, _, in_flight = split(drill)
-    # the restore reached the target: its newest row is the last one acknowledged before it or the one in flight
-    assert newest_restored in {max(before)} | in_flight, (newest_restored, max(before), in_flight)
-    assert -1.0 < short_of_target < 1.0
+              % (figures["rpo"], figures["newest_restored"], figures["short_of_target"], figures["newest"],
+                 restore_seconds, len(drill["restore"]["logs"]), drill["backup"]["member"],
+                 float(drill["backup"]["clone_seconds"])))
+    assert split.reached_the_target(restored), (figures, max(split.before), split.in_flight)
+    assert -1.0 < figures["short_of_target"] < 1.0
     # what the restore lacks is what the writer committed after the target (2 s and the stop)
-    assert 2.0 <= rpo < 10.0
+    assert 2.0 <= figures["rpo"] < 10.0
     assert 0 < restore_seconds < 120
 
 
@@ -129,3 +119,55 @@ def test_the_backup_is_private_and_described(lab_hosts, drill, description):
     assert description["complete"] is True and description["member"] == drill["backup"]["member"], description
     assert description["gtid_executed_before"] and description["gtid_executed_after"], description
     assert mbk1.file(REPOSITORY + "/latest").linked_to == path
+
+
+def first_of(gtid_set, uuid):
+    """The first transaction number of uuid's intervals in a GTID set text (None when it has none)."""
+    for part in gtid_set.replace("\\n", "").replace("\n", "").replace(" ", "").split(","):
+        if part.lower().startswith(uuid.lower() + ":"):
+            return int(part.split(":")[1].split("-")[0])
+    return None
+
+
+def last_of(gtid_set, uuid):
+    for part in gtid_set.replace("\n", "").replace(" ", "").split(","):
+        if part.lower().startswith(uuid.lower() + ":"):
+            return int(part.split(":")[-1].split("-")[-1])
+    return None
+
+
+def test_seeding_the_live_source_was_refused(drill):
+    assert "source" in drill["seed_refusal"], drill["seed_refusal"]
+
+
+def test_the_seeded_replica_fetched_only_what_the_backup_lacked(lab_hosts, sql, drill, description):
+    """rep1's data came from the backup: its channel retrieved the source's transactions from the backup's position
+    on, not from the source's first one (a replica seeded from the binary logs retrieves them all)."""
+    src_uuid = sql(lab_hosts["src"], "SELECT @@server_uuid")[0][0]
+    (host, auto_position, io_state, received), = sql(
+        lab_hosts["rep1"], "SELECT c.HOST, c.AUTO_POSITION, s.SERVICE_STATE, "
+                           "REPLACE(s.RECEIVED_TRANSACTION_SET, '\\n', '') "
+                           "FROM performance_schema.replication_connection_configuration c "
+                           "JOIN performance_schema.replication_connection_status s USING (CHANNEL_NAME)")
+    (applier,), = sql(lab_hosts["rep1"], "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status")
+    assert (host, auto_position, io_state, applier) == ("10.89.203.11", "1", "ON", "ON")
+    before = last_of(description["gtid_executed_before"], src_uuid)
+    after = last_of(description["gtid_executed_after"], src_uuid)
+    retrieved = first_of(received, src_uuid)
+    assert retrieved is not None and before < retrieved <= after + 1, (
+        "rep1 retrieved %s:%s on; the backup held %s:1-%s..%s" % (src_uuid, retrieved, src_uuid, before, after))
+    # seeded from the drill's backup, nothing replayed
+    assert drill["seed"]["backup"] == os.path.basename(drill["backup"]["path"]) and drill["seed"]["logs"] == []
+
+
+def test_the_seeded_replica_has_every_row_the_source_has(lab_hosts, sql, drill):
+    src_rows = {int(row[0]) for row in sql(lab_hosts["src"], "SELECT id FROM app.pitr_acks")}
+    acked = {i for i, _, _ in drill["acks"]}
+    assert acked <= src_rows
+    deadline = time.time() + 30
+    while True:
+        rep1_rows = {int(row[0]) for row in sql(lab_hosts["rep1"], "SELECT id FROM app.pitr_acks")}
+        if rep1_rows == src_rows or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert rep1_rows == src_rows, "on src, not on rep1: %s" % sorted(src_rows - rep1_rows)[:20]

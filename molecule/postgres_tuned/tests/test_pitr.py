@@ -24,30 +24,24 @@ def restored(lab_hosts):
     return {int(line) for line in result.stdout.split()}
 
 
-def split(drill):
-    target = drill["target_epoch"]
-    before = {i for i, sent, acked in drill["acks"] if acked < target}
-    after = {i for i, sent, acked in drill["acks"] if sent > target}
-    in_flight = {i for i, sent, acked in drill["acks"]} - before - after
-    return before, after, in_flight
+@pytest.fixture(scope="module")
+def split(drill, point_in_time):
+    return point_in_time(drill["acks"], drill["target_epoch"])
 
 
-def test_the_drill_wrote_on_both_sides_of_the_target(drill):
-    before, after, in_flight = split(drill)
+def test_the_drill_wrote_on_both_sides_of_the_target(split):
     # at ~30 commits a second for 2 s on each side, and more before the backup: not a vacuous comparison
-    assert len(before) >= 30 and len(after) >= 30, (len(before), len(after))
-    assert len(in_flight) <= 1
+    assert len(split.before) >= 30 and len(split.after) >= 30, (len(split.before), len(split.after))
+    assert len(split.in_flight) <= 1
 
 
-def test_every_row_acknowledged_before_the_target_is_restored(drill, restored):
-    before, _, _ = split(drill)
-    missing = sorted(before - restored)
+def test_every_row_acknowledged_before_the_target_is_restored(split, restored):
+    missing = sorted(split.before - restored)
     assert not missing, "acknowledged before the target, missing on pgr1: %s" % missing[:20]
 
 
-def test_no_row_sent_after_the_target_is_restored(drill, restored):
-    _, after, _ = split(drill)
-    present = sorted(after & restored)
+def test_no_row_sent_after_the_target_is_restored(split, restored):
+    present = sorted(split.after & restored)
     assert not present, "sent after the target, present on pgr1: %s" % present[:20]
 
 
@@ -57,25 +51,18 @@ def test_nothing_but_acknowledged_rows(drill, restored):
     assert {i for i in restored if i >= min(logged)} <= logged
 
 
-def test_rpo_and_restore_time(drill, restored, capsys):
-    acked_at = {i: acked for i, _, acked in drill["acks"]}
-    newest_restored = max(restored & set(acked_at))
-    newest = max(acked_at)
-    rpo = acked_at[newest] - acked_at[newest_restored]
-    short_of_target = drill["target_epoch"] - acked_at[newest_restored]
+def test_rpo_and_restore_time(drill, split, restored, capsys):
+    figures = split.figures(restored)
     restore_seconds = float(drill["restore"]["seconds"])
     with capsys.disabled():     # the figures bench/backups keeps: in the log of every run, not only a failing one
         print("\nPITR figures: RPO %.2f s (restored up to id %d, acknowledged %.3f s before the target; newest "
               "acknowledged id %d); restore %.1f s; full backup %s %s s"
-              % (rpo, newest_restored, short_of_target, newest, restore_seconds, drill["backup"]["label"],
-                 drill["backup"]["seconds"]))
-    # the restore reached the target: its newest row is the last one acknowledged before it, or the one in
-    # flight at it (committed before the target, acknowledged just after), not one seconds earlier
-    before, _, in_flight = split(drill)
-    assert newest_restored in {max(before)} | in_flight
-    assert -1.0 < short_of_target < 1.0
+              % (figures["rpo"], figures["newest_restored"], figures["short_of_target"], figures["newest"],
+                 restore_seconds, drill["backup"]["label"], drill["backup"]["seconds"]))
+    assert split.reached_the_target(restored)
+    assert -1.0 < figures["short_of_target"] < 1.0
     # what the restore lacks is what the writer committed after the target: 2 s, the WAL switch and its archiving
-    assert 2.0 <= rpo < 30.0
+    assert 2.0 <= figures["rpo"] < 30.0
     assert 0 < restore_seconds < 120
 
 
