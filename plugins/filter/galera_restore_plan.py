@@ -8,7 +8,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 name: galera_restore_plan
-short_description: Whether one Galera member may be rebuilt from a backup now, and the grastate.dat it gets
+short_description: Whether one Galera member, or the whole cluster, may be restored from a backup now, and the grastate.dat
 version_added: 0.1.0
 description:
   - From every member's wsrep status (C(galera_state)'s C(wsrep)) and the backup's C(mariadb_backup_galera_info), returns
@@ -18,7 +18,9 @@ description:
   - Refuses when the member is the last Synced one, when taking it out would leave no majority of the members in
     the Primary component, when the backup holds no Galera position, or when the backup belongs to another
     cluster (its uuid is not the running cluster's).
-positional: _input, members, target, galera_info
+  - With an empty I(target), the whole cluster is restored - refused while a Primary component runs unless
+    I(force).
+positional: _input, members, target, galera_info, cluster_uuid, force
 options:
   _input:
     description: Member name to its C(galera_state) C(wsrep) (null for a member that does not run).
@@ -30,7 +32,7 @@ options:
     elements: str
     required: true
   target:
-    description: The member to rebuild.
+    description: The member to rebuild; empty for the whole cluster.
     type: str
     required: true
   galera_info:
@@ -41,6 +43,10 @@ options:
     description: The running cluster's state uuid; empty skips the check.
     type: str
     default: ""
+  force:
+    description: For the whole cluster, restore over a running Primary component.
+    type: bool
+    default: false
 author:
   - dbops.clusters maintainers (@dbops)
 """
@@ -60,8 +66,11 @@ _value:
 from ansible_collections.dbops.clusters.plugins.module_utils import galera_backup
 
 
-def galera_restore_plan(states, members, target, galera_info, cluster_uuid=""):
-    refusal = galera_backup.restore_refusal(dict(states), list(members), target)
+def galera_restore_plan(states, members, target, galera_info, cluster_uuid="", force=False):
+    if target:
+        refusal = galera_backup.restore_refusal(dict(states), list(members), target)
+    else:
+        refusal = galera_backup.cluster_restore_refusal(dict(states), list(members), force)
     try:
         position = galera_backup.parse_galera_info(galera_info)
     except galera_backup.BackupRefused as err:

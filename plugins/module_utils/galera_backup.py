@@ -8,6 +8,8 @@
   a member must not lose another's capacity to a backup.
 - restore_refusal: why one member may not be rebuilt now (it is the last Synced member, or taking it out
   would leave no majority of the members).
+- cluster_restore_refusal: why the whole cluster may not be restored from a backup now (a Primary component
+  runs, and the operator did not say to restore over it).
 - parse_galera_info / grastate_text: the position mariadb-backup keeps with the copy (mariadb_backup_galera_info,
   "uuid:seqno", then MariaDB 11's wsrep GTID domain after a space, or older releases' ",domain-server-seqno") and the grastate.dat that
   makes the rebuilt member ask its donor for the write-sets after that position (IST) instead of a full SST.
@@ -85,6 +87,22 @@ def restore_refusal(states, members, target):
     if remaining * 2 <= len(members):
         return ("taking %s out would leave %d of %d members in the Primary component, not a majority: quorum "
                 "would be lost; bring the other members back first" % (target, remaining, len(members)))
+    return ""
+
+
+def cluster_restore_refusal(states, members, force=False):
+    """Why the whole cluster may not be restored from a backup now (empty string when it may).
+
+    Every member's data is replaced. While a Primary component runs, that discards data clients may still be
+    writing: only with force (the operator restores over a logical disaster, a dropped table). Without one (a
+    total loss, every member down or out of a Primary component) it may run.
+    """
+    primary = [name for name in members if (states.get(name) or {}).get("cluster_status") == "Primary"]
+    if primary and not force:
+        return ("%s run%s in a Primary component: restoring the whole cluster replaces the data clients may be "
+                "writing; set pxc_galera_restore_force=true to restore over it (a logical disaster), or rebuild "
+                "one member with playbooks/galera_restore_member.yml" % (", ".join(primary),
+                                                                          "s" if len(primary) == 1 else ""))
     return ""
 
 

@@ -159,3 +159,19 @@ def test_the_restore_plan_refuses_a_backup_of_another_cluster_and_writes_grastat
     other = galera_restore_plan(all_synced(), MEMBERS, "g4", UUID + ":11 0", "0" * 8 + UUID[8:])
     assert "taken from cluster %s" % UUID in other["refusal"]
     assert "no Galera position" in galera_restore_plan(all_synced(), MEMBERS, "g4", "", UUID)["refusal"]
+
+
+def test_the_whole_cluster_is_restored_over_a_running_component_only_with_force():
+    refusal = galera_backup.cluster_restore_refusal(all_synced(), MEMBERS)
+    assert "g1, g2, g3, g4, g5 run in a Primary component" in refusal and "pxc_galera_restore_force" in refusal
+    assert galera_backup.cluster_restore_refusal(all_synced(), MEMBERS, force=True) == ""
+
+
+def test_the_whole_cluster_is_restored_after_a_total_loss():
+    down = dict((name, None) for name in MEMBERS)
+    assert galera_backup.cluster_restore_refusal(down, MEMBERS) == ""
+    # a member left running outside a Primary component holds nothing clients write to
+    down["g2"] = {"local_state_comment": "Initialized", "cluster_status": "non-Primary", "cluster_size": 1}
+    assert galera_backup.cluster_restore_refusal(down, MEMBERS) == ""
+    down["g3"] = synced(1)
+    assert "g3 runs in a Primary component" in galera_backup.cluster_restore_refusal(down, MEMBERS)
