@@ -99,10 +99,10 @@ def cluster_restore_refusal(states, members, force=False):
     """
     primary = [name for name in members if (states.get(name) or {}).get("cluster_status") == "Primary"]
     if primary and not force:
-        return ("%s run%s in a Primary component: restoring the whole cluster replaces the data clients may be "
+        verb = "runs" if len(primary) == 1 else "run"
+        return ("%s %s in a Primary component: restoring the whole cluster replaces the data clients may be "
                 "writing; set pxc_galera_restore_force=true to restore over it (a logical disaster), or rebuild "
-                "one member with playbooks/galera_restore_member.yml" % (", ".join(primary),
-                                                                          "s" if len(primary) == 1 else ""))
+                "one member with playbooks/galera_restore_member.yml" % (", ".join(primary), verb))
     return ""
 
 

@@ -27,13 +27,13 @@ DEFAULTS = {
 def render(tmp_path, template, variables, as_text=False):
     """The template rendered by ansible-playbook: its YAML as data, or its text."""
     play = tmp_path / "render.yml"
+    as_data = "" if as_text else " | from_yaml"
     play.write_text(
         "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
         "    - ansible.builtin.copy:\n"
         "        dest: %s\n"
         "        content: \"{{ lookup('ansible.builtin.template', '%s')%s | to_json }}\"\n"
-        "        mode: '0600'\n" % (tmp_path / "out.json", os.path.join(TEMPLATES, template),
-                                   "" if as_text else " | from_yaml"))
+        "        mode: '0600'\n" % (tmp_path / "out.json", os.path.join(TEMPLATES, template), as_data))
     extra = tmp_path / "vars.json"
     extra.write_text(json.dumps(variables))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
