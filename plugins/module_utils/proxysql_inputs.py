@@ -37,6 +37,8 @@ NUMBER_RANGES = (
     ("writer_is_also_reader", 0, 2),
     ("max_writers", 1, 1000 * 1000),
     ("shard_rule_id_base", 1, MAX_HOSTGROUP),
+    ("query_retries_on_failure", 0, 1000),         # ProxySQL's range for both
+    ("read_query_retries", 0, 1000),
 )
 
 # global_variables the role derives from its own inputs: set through proxysql_global_variables they would
@@ -65,6 +67,7 @@ DERIVED_VARIABLES = {
     "mysql-monitor_read_only_max_timeout_count": "proxysql_healthcheck_max_timeout_count",
     "mysql-monitor_connect_timeout": "proxysql_monitor_connect_timeout_ms",
     "mysql-monitor_writer_is_also_reader": "proxysql_writer_is_also_reader",
+    "mysql-query_retries_on_failure": "proxysql_query_retries_on_failure",
 }
 # Admin listeners that bind every address of the host whatever admin-mysql_ifaces says: the web UI and the
 # REST API (each on its own port, with the admin or stats credentials).

@@ -33,7 +33,7 @@ def test_the_role_defaults_and_the_lab_declarations_pass():
     assert errors(shard_tables=[{"table": "sbtest1", "hostgroup": 20}],
                   extra_query_rules=[{"rule_id": 200, "match_digest": "^UPDATE sbtest\\d+ ", "destination_hostgroup": 10}],
                   extra_servers=[{"hostgroup_id": 30, "hostname": "10.0.0.9", "port": 3307}],
-                  global_variables={"mysql-query_retries_on_failure": 2, "admin-web_enabled": "false"},
+                  global_variables={"mysql-connect_retries_on_failure": 2, "admin-web_enabled": "false"},
                   topology="async", hostgroups={"writer": 10, "backup_writer": 10, "reader": 20, "offline": 20}) == []
 
 
@@ -52,6 +52,10 @@ BAD = [
     ({"monitor_connect_timeout_ms": True}, "proxysql_monitor_connect_timeout_ms=True: must be a whole number"),
     ({"writer_is_also_reader": 3}, "proxysql_writer_is_also_reader=3: must be from 0 to 2"),
     ({"max_writers": 0}, "proxysql_max_writers=0: must be from 1"),
+    ({"query_retries_on_failure": -1}, "proxysql_query_retries_on_failure=-1: must be from 0 to 1000"),
+    ({"read_query_retries": 1001}, "proxysql_read_query_retries=1001: must be from 0 to 1000"),
+    ({"global_variables": {"mysql-query_retries_on_failure": 1}},
+     "mysql-query_retries_on_failure: set by the role from proxysql_query_retries_on_failure"),
     ({"admin_port": 6033}, "proxysql_admin_port=6033 is also proxysql_mysql_port on 127.0.0.1 and 0.0.0.0"),
     ({"admin_address": "10.0.0.300"}, "proxysql_admin_address='10.0.0.300': must be an IP address"),
     ({"mysql_address": "0.0.0.0;"}, "proxysql_mysql_address='0.0.0.0;': must be an IP address"),

@@ -141,6 +141,18 @@ def test_locking_reads_go_to_the_writer_and_plain_reads_to_the_readers(lab_hosts
     assert [hg for text, hg in routes.items() if "COUNT" in text] == ["20"]
 
 
+@pytest.mark.parametrize("proxy", PROXIES)
+def test_writes_are_never_re_run_by_the_proxy_reads_are(lab_hosts, proxysql_admin, proxy):
+    # a write whose backend failed under it may have committed: the client gets the error, the proxy never runs it
+    # again (rules without their own retries take the global value); plain reads are re-run once on another reader
+    host = lab_hosts[proxy]
+    assert proxysql_admin(host, "SELECT variable_value FROM runtime_global_variables "
+                                "WHERE variable_name = 'mysql-query_retries_on_failure'") == [{"variable_value": "0"}]
+    rules = dict((row["rule_id"], row["retries"]) for row in proxysql_admin(
+        host, "SELECT rule_id, retries FROM runtime_mysql_query_rules WHERE rule_id IN (100, 110)"))
+    assert rules == {"100": None, "110": "1"}, rules
+
+
 def test_the_vip_is_held_by_exactly_one_proxy(lab_hosts):
     holders = [p for p in PROXIES if " %s/" % VIP in lab_hosts[p].run("ip -o -4 addr show").stdout]
     assert len(holders) == 1, holders
