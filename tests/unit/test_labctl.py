@@ -35,7 +35,8 @@ def test_default_lab_is_the_seeds_stack_and_every_host_is_in_one_lane():
     assert not [h for h, g in groups.items() if "gr" in g], "the default lab stays small"
     lanes = labctl.lane_hosts(topo)
     # The proxies converge beside the cluster, not after it (a rerun's time is the longest lane's).
-    assert lanes == {"galera": ["db1", "db2", "db3"], "proxies": ["proxy1", "proxy2"], "mysql": ["mysql1", "mysql2"]}
+    assert lanes == {"galera": ["db1", "db2", "db3", "gbk1"], "proxies": ["proxy1", "proxy2"],
+                     "mysql": ["mysql1", "mysql2", "mbk1"]}
     assert labctl.vip_addresses(topo) == [("proxysql", "10.89.100.100")]
 
 
