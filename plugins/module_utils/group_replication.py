@@ -76,6 +76,11 @@ def parse_gtid_set(text):
     return dict((key, _merge(value)) for key, value in result.items())
 
 
+def gtid_set_text(value):
+    """A server's GTID set as one line: MySQL prints a set of several UUIDs across lines."""
+    return str(value or "").replace("\n", "").replace(" ", "")
+
+
 def format_gtid_set(gtids):
     """The canonical text of a parsed set: uuids sorted, untagged intervals first, then each tag."""
     parts = []

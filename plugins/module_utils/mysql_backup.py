@@ -17,11 +17,11 @@ __metaclass__ = type
 import re
 from datetime import datetime
 
+from ansible_collections.dbops.clusters.plugins.module_utils.group_replication import (
+    GtidError, format_gtid_set, parse_gtid_set)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_switchover import live_source
 
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_GTID_SET = re.compile(r"^%s(:[0-9]+(-[0-9]+)?)+(,%s(:[0-9]+(-[0-9]+)?)+)*$" % (_UUID, _UUID))
 _BINLOG = re.compile(r"^(?P<base>.+)\.(?P<number>[0-9]{6,})$")
 # A binary log's modification time (the backup host's clock) is compared with a backup's start (the controller's):
 # a log counts as older than a backup only when it is older by this much, so clocks apart by less never drop one.
@@ -170,11 +170,15 @@ def replay_arguments(target_time="", target_gtid_set=""):
             raise BackupRefused("percona_server_restore_time=%s is not a date and time" % target_time)
         return ["--stop-datetime=%s" % target_time]
     if target_gtid_set:
-        text = target_gtid_set.replace(" ", "").replace("\n", "")
-        if not _GTID_SET.match(text):
+        try:
+            gtids = parse_gtid_set(target_gtid_set)
+        except GtidError as err:
+            raise BackupRefused("percona_server_restore_gtid_set=%s is not a GTID set (uuid:1-100[,uuid:...]): %s"
+                                % (target_gtid_set, err))
+        if not gtids:
             raise BackupRefused("percona_server_restore_gtid_set=%s is not a GTID set (uuid:1-100[,uuid:...])"
                                 % target_gtid_set)
-        return ["--include-gtids=%s" % text]
+        return ["--include-gtids=%s" % format_gtid_set(gtids)]
     return []
 
 

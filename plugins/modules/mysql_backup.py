@@ -111,6 +111,7 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.dbops.clusters.plugins.module_utils.group_replication import gtid_set_text
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_backup import restore_refusal
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, SOCKET_CANDIDATES, ConnectionError_, Session, connect,
@@ -118,10 +119,6 @@ from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection im
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe
 
 _SYSTEM_SCHEMAS = ("mysql", "sys", "information_schema", "performance_schema")
-
-
-def _gtid_text(value):
-    return str(value or "").replace("\n", "").replace(" ", "")
 
 
 def read_state(session):
@@ -133,7 +130,7 @@ def read_state(session):
     databases = sorted(row["name"] for row in schemata if row["name"] not in _SYSTEM_SCHEMAS)
     plugin = session.value("SELECT plugin_status FROM information_schema.plugins WHERE plugin_name = 'clone'")
     return {"running": True, "server_uuid": variables.get("server_uuid"), "gtid_mode": variables.get("gtid_mode"),
-            "gtid_executed": _gtid_text(variables.get("gtid_executed")),
+            "gtid_executed": gtid_set_text(variables.get("gtid_executed")),
             "read_only": str(variables.get("read_only")).upper() in ("1", "ON"),
             "binary_logs": logs, "databases": databases,
             "replicating": bool(session.fetch("SHOW REPLICA STATUS")),
@@ -164,7 +161,7 @@ def clone(module, session, state):
     result = {"dest": dest, "plugin_installed": installed, "gtid_executed_before": state["gtid_executed"]}
     if not module.check_mode:
         result["seconds"] = round(time.time() - started, 2)
-        result["gtid_executed_after"] = _gtid_text(session.value("SELECT @@GLOBAL.gtid_executed"))
+        result["gtid_executed_after"] = gtid_set_text(session.value("SELECT @@GLOBAL.gtid_executed"))
         rows = session.fetch("SELECT state, error_no, error_message FROM performance_schema.clone_status "
                              "ORDER BY id DESC LIMIT 1")
         result["status"] = dict((key.lower(), value) for key, value in rows[0].items()) if rows else {}
@@ -213,7 +210,7 @@ def main():
             result["reason"] = "removed the replication channel the copy carried (it would fetch past the target)"
         else:
             result["reason"] = "no replication channel configured"
-        result["gtid_executed"] = _gtid_text(session.value("SELECT @@GLOBAL.gtid_executed"))
+        result["gtid_executed"] = gtid_set_text(session.value("SELECT @@GLOBAL.gtid_executed"))
     except ValueError as err:
         module.fail_json(msg=str(err), **result)
     except pymysql.err.MySQLError as err:

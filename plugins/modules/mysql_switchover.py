@@ -96,7 +96,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.group_replication import (
-    format_gtid_set, subtract)
+    format_gtid_set, gtid_set_text, subtract)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, SOCKET_CANDIDATES, ConnectionError_, Session, connect,
     pymysql)
@@ -129,12 +129,8 @@ def read_state(session, terms):
     return {"running": True, "server_uuid": variables.get("server_uuid"),
             "read_only": _on(variables.get("read_only")), "super_read_only": _on(variables.get("super_read_only")),
             "gtid_mode": variables.get("gtid_mode"),
-            "gtid_executed": format_gtid_set_text(variables.get("gtid_executed")),
+            "gtid_executed": gtid_set_text(variables.get("gtid_executed")),
             "replica": replica, "replicas": sorted(r for r in replicas if r)}
-
-
-def format_gtid_set_text(text):
-    return str(text or "").replace("\n", "").replace(" ", "")
 
 
 def set_read_only(session, on):
@@ -178,7 +174,7 @@ def run_step(session, params, terms):
         if str(timed_out) != "0":
             after = session.value("SELECT @@GLOBAL.gtid_executed")
             raise ValueError("not caught up after %d s: %s still missing" % (
-                params["timeout"], format_gtid_set(subtract(params["gtid_set"], format_gtid_set_text(after)))))
+                params["timeout"], format_gtid_set(subtract(params["gtid_set"], gtid_set_text(after)))))
         return "wait", "executed %s" % format_gtid_set(missing), state
     # promote
     if missing and not session.check_mode:
@@ -236,7 +232,7 @@ def main():
             module.fail_json(msg="%s: %s" % (params["step"], err), **result)
         result.update(state=state, decision=decision, reason=reason, queries=session.queries,
                       changed=decision not in ("none", "wait") or bool(session.queries),
-                      gtid_executed=format_gtid_set_text(session.value("SELECT @@GLOBAL.gtid_executed")))
+                      gtid_executed=gtid_set_text(session.value("SELECT @@GLOBAL.gtid_executed")))
     except pymysql.err.MySQLError as err:
         result["queries"] = session.queries
         module.fail_json(msg="%s: %s" % (params["step"], describe(err)), **result)

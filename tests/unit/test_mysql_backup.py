@@ -124,6 +124,8 @@ def test_log_numbers_sort_as_numbers():
     ("", SRC_UUID + ":1-1233", ["--include-gtids=%s:1-1233" % SRC_UUID]),
     ("", SRC_UUID + ":1-5:7-9,\n" + SRC_UUID.replace("3e", "4e") + ":1",
      ["--include-gtids=%s:1-5:7-9,%s:1" % (SRC_UUID, SRC_UUID.replace("3e", "4e"))]),
+    # MySQL 8.3+ tagged transactions, read as the server reads them (group_replication.parse_gtid_set)
+    ("", SRC_UUID + ":ops:1-3", ["--include-gtids=%s:ops:1-3" % SRC_UUID]),
     ("", "", []),
 ])
 def test_the_replay_stops_at_a_time_or_a_gtid_set(time, gtid, arguments):
@@ -136,6 +138,7 @@ def test_the_replay_stops_at_a_time_or_a_gtid_set(time, gtid, arguments):
     ("2026-11-30 12:00:05'; DROP", "", "in UTC"),
     ("", "1-100", "is not a GTID set"),
     ("", SRC_UUID + ":1-5 --exec=x", "is not a GTID set"),
+    ("", SRC_UUID + ":9-3", "is not a GTID set"),
     ("2026-11-30 12:00:05", SRC_UUID + ":1", "not both"),
 ])
 def test_a_bad_target_is_refused_naming_the_variable(time, gtid, said):

@@ -6,6 +6,7 @@ import os
 import time
 
 import pytest
+from ansible_collections.dbops.clusters.plugins.module_utils.group_replication import parse_gtid_set
 
 DRILL = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "pitr")
 REPOSITORY = "/var/backups/mysql/mysql"
@@ -121,19 +122,10 @@ def test_the_backup_is_private_and_described(lab_hosts, drill, description):
     assert mbk1.file(REPOSITORY + "/latest").linked_to == path
 
 
-def first_of(gtid_set, uuid):
-    """The first transaction number of uuid's intervals in a GTID set text (None when it has none)."""
-    for part in gtid_set.replace("\\n", "").replace("\n", "").replace(" ", "").split(","):
-        if part.lower().startswith(uuid.lower() + ":"):
-            return int(part.split(":")[1].split("-")[0])
-    return None
-
-
-def last_of(gtid_set, uuid):
-    for part in gtid_set.replace("\n", "").replace(" ", "").split(","):
-        if part.lower().startswith(uuid.lower() + ":"):
-            return int(part.split(":")[-1].split("-")[-1])
-    return None
+def bounds(gtid_set, uuid):
+    """(first, last) transaction number of uuid's untagged transactions in a GTID set, or (None, None)."""
+    intervals = parse_gtid_set(gtid_set).get((uuid.lower(), ""))
+    return (intervals[0][0], intervals[-1][1]) if intervals else (None, None)
 
 
 def test_seeding_the_live_source_was_refused(drill):
@@ -151,9 +143,9 @@ def test_the_seeded_replica_fetched_only_what_the_backup_lacked(lab_hosts, sql, 
                            "JOIN performance_schema.replication_connection_status s USING (CHANNEL_NAME)")
     (applier,), = sql(lab_hosts["rep1"], "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status")
     assert (host, auto_position, io_state, applier) == ("10.89.203.11", "1", "ON", "ON")
-    before = last_of(description["gtid_executed_before"], src_uuid)
-    after = last_of(description["gtid_executed_after"], src_uuid)
-    retrieved = first_of(received, src_uuid)
+    before = bounds(description["gtid_executed_before"], src_uuid)[1]
+    after = bounds(description["gtid_executed_after"], src_uuid)[1]
+    retrieved = bounds(received, src_uuid)[0]
     assert retrieved is not None and before < retrieved <= after + 1, (
         "rep1 retrieved %s:%s on; the backup held %s:1-%s..%s" % (src_uuid, retrieved, src_uuid, before, after))
     # seeded from the drill's backup, nothing replayed
