@@ -182,19 +182,25 @@ def replay_arguments(target_time="", target_gtid_set=""):
     return []
 
 
-def restore_refusal(state, force=False, as_replica=False):
+def restore_refusal(state, force=False, as_replica=False, resuming=False):
     """Why a host may not receive a restore (empty when it may), from mysql_backup step=read's state.
 
     Never a server that replicas follow (it serves as a source); one that replicates only when it is re-seeded as
     a replica (as_replica); one holding schemas of its own only with force. The server must run with gtid_mode ON:
     the replay, and a replica's auto-positioning, rely on GTIDs to skip what the backup already holds.
+
+    resuming: an earlier restore onto this host stopped half way (its marker is there). The server may then be
+    down, or run on a partial copy of a backup with the channel that copy carried: the restore starts again over
+    it; only replicas following it still refuse it.
     """
+    if state.get("running") and state.get("replicas"):
+        return ("%d replica(s) replicate from the target: it serves as a source; restore onto another host"
+                % len(state["replicas"]))
+    if resuming:
+        return ""
     if not state.get("running"):
         return ("no MySQL server runs on the target: converge it with the percona_server role first (it must run "
                 "with the cluster's settings and gtid_mode ON)")
-    if state.get("replicas"):
-        return ("%d replica(s) replicate from the target: it serves as a source; restore onto another host"
-                % len(state["replicas"]))
     if state.get("replicating") and not as_replica:
         return "the target replicates from another server: restore onto a standalone server"
     if str(state.get("gtid_mode", "")).upper() != "ON":

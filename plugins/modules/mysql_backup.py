@@ -43,6 +43,12 @@ options:
     description: With I(restore_force), the restore re-seeds this server as a replica (it may replicate now).
     type: bool
     default: false
+  restore_resuming:
+    description:
+      - With I(restore_force), an earlier restore onto this server stopped half way. The server may be down or hold
+        a partial copy, and only replicas following it refuse the restore.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
 attributes:
@@ -171,7 +177,8 @@ def clone(module, session, state):
 def main():
     argument_spec = dict(step=dict(type="str", choices=["read", "clone", "forget_replication"], default="read"),
                          dest=dict(type="path"), restore_force=dict(type="bool"),
-                         restore_as_replica=dict(type="bool", default=False))
+                         restore_as_replica=dict(type="bool", default=False),
+                         restore_resuming=dict(type="bool", default=False))
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
@@ -181,7 +188,7 @@ def main():
         result = {"changed": False, "state": {"running": False}, "gtid_executed": "", "queries": [],
                   "reason": "no server socket on this host: no server runs"}
         if params["restore_force"] is not None:
-            result["restore_refusal"] = restore_refusal({"running": False})
+            result["restore_refusal"] = restore_refusal({"running": False}, resuming=params["restore_resuming"])
         module.exit_json(**result)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=str(PYMYSQL_IMPORT_ERROR))
@@ -197,7 +204,7 @@ def main():
             result["reason"] = "read only"
             if params["restore_force"] is not None:
                 result["restore_refusal"] = restore_refusal(state, params["restore_force"],
-                                                            params["restore_as_replica"])
+                                                            params["restore_as_replica"], params["restore_resuming"])
         elif params["step"] == "clone":
             result["clone"] = clone(module, session, state)
             result["changed"] = True

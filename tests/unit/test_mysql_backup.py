@@ -173,3 +173,14 @@ def test_a_replica_is_reseeded_only_as_a_replica_and_with_force():
     assert "holds schemas of its own (app)" in mysql_backup.restore_refusal(replica_state, as_replica=True)
     assert mysql_backup.restore_refusal(replica_state, force=True, as_replica=True) == ""
     assert "serves as a source" in mysql_backup.restore_refusal(target(replicas=["u9"]), True, as_replica=True)
+
+
+def test_a_restore_that_stopped_half_way_is_resumed_over_what_it_left():
+    # the server stopped for the copy, or running on a partial copy that carries the copied replica's channel
+    assert mysql_backup.restore_refusal({"running": False}, resuming=True) == ""
+    partial = target(replicating=True, databases=["app", "ledger"])
+    assert mysql_backup.restore_refusal(partial, resuming=True) == ""
+    # without the marker the same server is refused: nothing tells its data from a restore's
+    assert "holds schemas of its own" in mysql_backup.restore_refusal(target(databases=["ledger"]))
+    # replicas following it make it a source, whatever an earlier restore did
+    assert "serves as a source" in mysql_backup.restore_refusal(target(replicas=["u9"]), resuming=True)

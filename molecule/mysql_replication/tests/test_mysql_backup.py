@@ -98,6 +98,14 @@ def test_the_restored_server_replicates_from_nobody_and_kept_the_old_data_aside(
     assert not mrs1.file("/etc/mysql/mysql.conf.d/zz-dbops-restore.cnf").exists
 
 
+def test_the_restore_resumed_after_a_run_that_stopped_half_way(lab_hosts, drill):
+    # the run from the damaged copy left mrs1 down; the next one resumed and kept the first run's copy of its data
+    mrs1 = lab_hosts["mrs1"]
+    assert drill["restore"]["resumed"], drill["restore"]
+    assert drill["restore"]["aside"] == drill["halfway_aside"]
+    assert not mrs1.file("/var/lib/mysql.restore-in-progress.json").exists
+
+
 def test_the_archive_runs_and_keeps_its_login_to_itself(lab_hosts):
     mbk1 = lab_hosts["mbk1"]
     assert mbk1.service("dbops-mysql-binlog-mysql").is_running
