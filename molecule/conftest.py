@@ -152,6 +152,21 @@ class PointInTime:
         return self.figures(restored)["newest_restored"] in {max(self.before)} | self.in_flight
 
 
+@pytest.fixture(scope="session")
+def writer_drill_record():
+    """writer_drill_record(name) -> the drill.json a restore drill left in <ephemeral>/<name>, with its writer's log
+    (writer_pitr.py's acks.log) under "acks" as (id, sent, acked) tuples."""
+    def read(name):
+        directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], name)
+        with open(os.path.join(directory, "drill.json"), encoding="utf-8") as handle:
+            record = json.load(handle)
+        with open(os.path.join(directory, "acks.log"), encoding="utf-8") as handle:
+            record["acks"] = [(int(i), float(sent), float(acked))
+                              for i, sent, acked in (line.split() for line in handle if line.strip())]
+        return record
+    return read
+
+
 @pytest.fixture(scope="module")
 def point_in_time():
     """point_in_time(acks, target) -> PointInTime: the split of a writer's rows at a restore target."""

@@ -188,11 +188,28 @@ def role_errors(inputs):
     errors += access_errors(inputs.get("access"))
     errors += user_errors(inputs.get("users"))
     errors += database_errors(inputs.get("databases"), inputs.get("users"))
+    if "replica_seed" in inputs:
+        errors += replica_seed_errors(inputs)
     if "ha" in inputs:
         errors += patroni_errors(inputs)
     if "pgbouncer" in inputs:
         errors += pgbouncer_errors(inputs)
     return errors
+
+
+def replica_seed_errors(inputs):
+    """Where a new replica's copy comes from: the primary (pg_basebackup) or the pgBackRest repository."""
+    seed = inputs.get("replica_seed")
+    if seed not in ("primary", "repository"):
+        return ["%sreplica_seed=%r must be primary (pg_basebackup from the primary) or repository (a pgBackRest "
+                "standby restore)" % (PREFIX, seed)]
+    if seed == "repository" and not inputs.get("pgbackrest_stanza"):
+        return ["%sreplica_seed=repository needs %spgbackrest_stanza: the stanza the replica is restored from"
+                % (PREFIX, PREFIX)]
+    if seed == "repository" and inputs.get("ha") == "patroni":
+        return ["%sreplica_seed=repository is for postgres_tuned_ha=manual: Patroni copies its replicas itself"
+                % PREFIX]
+    return []
 
 
 def pgbouncer_errors(inputs):

@@ -128,3 +128,17 @@ def test_a_smaller_member_takes_the_groups_highest_standby_minimums():
     assert pt.standby_floor(big, {"pg-big": big, "pg-small": small}) == {}
     # only the settings a replica needs at its primary's level move; work_mem stays this host's own
     assert set(raised) <= set(pt.STANDBY_MINIMUMS)
+
+
+@pytest.mark.parametrize("changes, said", [
+    ({"replica_seed": "backup"}, "replica_seed='backup' must be primary"),
+    ({"replica_seed": "repository", "pgbackrest_stanza": ""}, "needs postgres_tuned_pgbackrest_stanza"),
+    ({"replica_seed": "repository", "pgbackrest_stanza": "main", "ha": "patroni"}, "Patroni copies its replicas"),
+])
+def test_a_replica_seed_is_refused_where_it_cannot_copy_from(changes, said):
+    assert any(said in error for error in pi.role_errors(dict(GOOD, **changes)))
+
+
+def test_a_replica_is_seeded_from_the_primary_or_a_stanza():
+    assert pi.role_errors(dict(GOOD, replica_seed="primary")) == []
+    assert pi.role_errors(dict(GOOD, replica_seed="repository", pgbackrest_stanza="main", ha="manual")) == []

@@ -8,17 +8,12 @@ import time
 import pytest
 from ansible_collections.dbops.clusters.plugins.module_utils.group_replication import parse_gtid_set
 
-DRILL = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "pitr")
 REPOSITORY = "/var/backups/mysql/mysql"
 
 
 @pytest.fixture(scope="module")
-def drill():
-    with open(os.path.join(DRILL, "drill.json"), encoding="utf-8") as handle:
-        record = json.load(handle)
-    with open(os.path.join(DRILL, "acks.log"), encoding="utf-8") as handle:
-        record["acks"] = [(int(i), float(s), float(a)) for i, s, a in (line.split() for line in handle if line.strip())]
-    return record
+def drill(writer_drill_record):
+    return writer_drill_record("pitr")
 
 
 @pytest.fixture(scope="module")

@@ -1,20 +1,13 @@
 """The point-in-time restore drill (side_effect's pitr.yml): the rows on pgr1 after the restore to the target,
 against what the writer on pg1 logged (id, when it sent the INSERT, when it was acknowledged)."""
 import json
-import os
 
 import pytest
 
-DRILL = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "pitr")
-
 
 @pytest.fixture(scope="module")
-def drill():
-    with open(os.path.join(DRILL, "drill.json"), encoding="utf-8") as handle:
-        record = json.load(handle)
-    with open(os.path.join(DRILL, "acks.log"), encoding="utf-8") as handle:
-        record["acks"] = [(int(i), float(s), float(a)) for i, s, a in (line.split() for line in handle if line.strip())]
-    return record
+def drill(writer_drill_record):
+    return writer_drill_record("pitr")
 
 
 @pytest.fixture(scope="module")
