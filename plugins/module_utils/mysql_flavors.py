@@ -37,6 +37,18 @@ FLAVORS = {
             "sst_method": "xtrabackup-v2",
             "sst_auth": None,             # PXC 8.x uses its internal mysql.pxc.sst.user
             "server_binary": "/usr/sbin/mysqld",
+            # playbooks/galera_backup.yml: Percona XtraBackup, from the same percona-release repository
+            "backup": {
+                "packages": ["percona-xtrabackup-84", "socat"],
+                "tool": "xtrabackup",           # --backup, --prepare; its option file group is its name
+                "stream": "xbstream",           # --stream= and the extractor on the backup host (xbstream -x)
+                "galera_info": "xtrabackup_galera_info",
+                "checkpoints": "xtrabackup_checkpoints",
+                # BACKUP_ADMIN for LOCK INSTANCE FOR BACKUP, REPLICATION CLIENT for the binary log position,
+                # performance_schema.log_status for the consistent redo/binlog position of 8.0+
+                "privileges": {"*.*": "RELOAD,PROCESS,LOCK TABLES,REPLICATION CLIENT,BACKUP_ADMIN",
+                               "performance_schema.log_status": "SELECT"},
+            },
         },
     },
     "mysql": {
@@ -75,6 +87,17 @@ FLAVORS = {
             "sst_method": "mariabackup",
             "sst_auth": "mysql:",         # the mysql@localhost account authenticates by unix socket: no password
             "server_binary": "/usr/sbin/mariadbd",
+            # playbooks/galera_backup.yml: mariadb-backup (Debian's package)
+            "backup": {
+                "packages": ["mariadb-backup", "socat"],
+                "tool": "mariadb-backup",
+                "stream": "mbstream",
+                "galera_info": "mariadb_backup_galera_info",
+                "checkpoints": "mariadb_backup_checkpoints",
+                # BACKUP STAGE and FLUSH need RELOAD, its checks of running queries PROCESS, the binary log
+                # position (SHOW MASTER STATUS) BINLOG MONITOR, its replica checks SLAVE MONITOR
+                "privileges": {"*.*": "RELOAD,PROCESS,LOCK TABLES,BINLOG MONITOR,SLAVE MONITOR"},
+            },
         },
     },
 }

@@ -1,7 +1,13 @@
-"""The Galera backup's choice of member, the rebuild's refusals, and the position kept with a backup."""
-import pytest
+"""The Galera backup's choice of member, the rebuild's refusals, the position kept with a backup, and the backup
+commands each flavor's tool gets (rendered from the role's task file)."""
+import os
 
-from ansible_collections.dbops.clusters.plugins.module_utils import galera_backup
+import pytest
+import yaml
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+from ansible_collections.dbops.clusters.plugins.module_utils import galera_backup, mysql_flavors
 
 MEMBERS = ["g1", "g2", "g3", "g4", "g5"]
 UUID = "f3fce748-e5f3-11f1-9b48-23d4b883f3ea"
@@ -175,3 +181,60 @@ def test_the_whole_cluster_is_restored_after_a_total_loss():
     assert galera_backup.cluster_restore_refusal(down, MEMBERS) == ""
     down["g3"] = synced(1)
     assert "g3 runs in a Primary component" in galera_backup.cluster_restore_refusal(down, MEMBERS)
+
+
+# ----------------------------------------------- the backup commands of each flavor, rendered from backup.yml
+
+def backup_commands(flavor):
+    """What roles/pxc_galera/tasks/backup.yml streams (the send and receive commands it gives percona_server's
+    stream.yml), prepares and reads, rendered by Ansible's templar with the flavor's backup tool from the flavor
+    table (percona cannot run here)."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "pxc_galera", "tasks", "backup.yml")
+    with open(path, encoding="utf-8") as handle:
+        tasks = yaml.safe_load(handle)
+    flat = []
+    for task in tasks:
+        flat.extend(task.get("block", [task]))
+    by_name = dict((task["name"], task) for task in flat)
+    variables = {"pxc_galera_backup_tool": mysql_flavors.flavor(flavor)["galera"]["backup"],
+                 "pxc_galera_backup_option_file": "/etc/mysql/dbops-backup.cnf", "pxc_galera_backup_port": 4444,
+                 "pxc_galera_backup_path": "/var/backups/galera/T-g5", "pxc_galera_backup_source": "g5",
+                 "pxc_galera_member_addresses": {"g5": "10.0.0.15"}, "pxc_galera_backup_host_address": "10.0.0.71"}
+    templar = Templar(loader=DataLoader(), variables=variables)
+
+    def render(value):
+        return templar.template(trust_as_template(value) if isinstance(value, str)
+                                else [trust_as_template(v) for v in value])
+    stream = by_name["Stream the backup to the backup host"]["vars"]
+    return {"from_address": render(stream["percona_server_stream_from_address"]),
+            "receive": render(stream["percona_server_stream_receive"]),
+            "send": render(stream["percona_server_stream_send"]),
+            "prepare": render(by_name["Prepare the backup on the backup host (apply its redo log)"]
+                              ["ansible.builtin.command"]["argv"]),
+            "info": render(by_name["Read the Galera position kept with the backup"]["ansible.builtin.slurp"]["src"])}
+
+
+def test_percona_backs_up_with_xtrabackup_and_xbstream():
+    commands = backup_commands("percona")
+    assert commands["send"] == ("xtrabackup --defaults-extra-file=/etc/mysql/dbops-backup.cnf --backup --galera-info "
+                                "--stream=xbstream --target-dir=/tmp")
+    assert commands["from_address"] == "10.0.0.15"
+    assert commands["receive"] == "xbstream -x -C /var/backups/galera/T-g5"
+    assert commands["prepare"] == ["xtrabackup", "--prepare", "--target-dir=/var/backups/galera/T-g5"]
+    assert commands["info"] == "/var/backups/galera/T-g5/xtrabackup_galera_info"
+
+
+def test_mariadb_backs_up_with_mariadb_backup_and_mbstream():
+    commands = backup_commands("mariadb")
+    assert commands["send"].startswith("mariadb-backup --defaults-extra-file=/etc/mysql/dbops-backup.cnf --backup")
+    assert "--stream=mbstream" in commands["send"] and commands["receive"].startswith("mbstream -x -C")
+    assert commands["prepare"][0] == "mariadb-backup"
+    assert commands["info"].endswith("/mariadb_backup_galera_info")
+
+
+def test_each_galera_flavor_names_its_backup_tool_package_and_account():
+    percona = mysql_flavors.flavor("percona")["galera"]["backup"]
+    assert "percona-xtrabackup-84" in percona["packages"] and "BACKUP_ADMIN" in percona["privileges"]["*.*"]
+    assert percona["privileges"]["performance_schema.log_status"] == "SELECT"
+    mariadb = mysql_flavors.flavor("mariadb")["galera"]["backup"]
+    assert "mariadb-backup" in mariadb["packages"] and "BINLOG MONITOR" in mariadb["privileges"]["*.*"]
