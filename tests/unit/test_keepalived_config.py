@@ -60,3 +60,13 @@ def test_trackers_fault_the_instance_instead_of_weighting_it():
     assert "vrrp_track_process" not in text
     assert "vrrp_track_process dbops_process" in render("p1", keepalived_track_process=True)
     assert "version 3" in text and "advert_int 0.2" in text
+
+
+def test_transitions_reach_the_state_log_through_one_ordered_reader():
+    # keepalived writes every transition to the FIFO in order; a hook forked per transition could log out of order
+    text = render("p1")
+    assert "vrrp_notify_fifo /run/dbops-keepalived-notify.fifo" in text
+    assert "vrrp_notify_fifo_script /etc/keepalived/dbops/notify-fifo" in text
+    assert "notify \"/etc/keepalived/dbops/notify\"" not in text
+    hooked = render("p1", keepalived_notify_scripts=["/usr/local/bin/page-me"])
+    assert hooked.count("notify \"/etc/keepalived/dbops/notify\"") == 3
