@@ -423,6 +423,9 @@ def _safety(f, settings, archive_command):
     settings["archive_command"] = _setting(
         archive_command, "rule pitr: each completed WAL segment goes through this command; PostgreSQL keeps the "
                          "segment and retries until it succeeds, and pg_stat_archiver reports failures", "rule")
+    settings["archive_timeout"] = _setting(
+        "1min", "a segment holding any commit is closed and archived within a minute, so a restore from the archive "
+                "after every server is lost lacks at most the last minute of commits (a quiet server switches nothing)")
     settings["fsync"] = _setting("on", "rule acid and crash_recovery", "rule")
     settings["synchronous_commit"] = _setting("on", "rule acid: COMMIT returns after the WAL is on disk", "rule")
     settings["full_page_writes"] = _setting("on", "rule crash_recovery: torn pages are repaired from WAL", "rule")
@@ -484,6 +487,7 @@ _KNOWN = {
     "fsync": ("bool", None, None), "full_page_writes": ("bool", None, None), "autovacuum": ("bool", None, None),
     "track_counts": ("bool", None, None), "hot_standby": ("bool", None, None), "wal_log_hints": ("bool", None, None),
     "log_checkpoints": ("bool", None, None), "archive_command": ("string", None, None),
+    "archive_timeout": ("time", 0, 1073741823000),
 }
 
 
@@ -509,7 +513,8 @@ def check_known(name, value):
     if kind == "time":
         number = parse_time_ms(text, name, "s")
         if number < low or number > high:
-            raise TuningInputError(name, "%s=%s is outside PostgreSQL's range (30s to 1d)" % (name, text))
+            raise TuningInputError(name, "%s=%s is outside PostgreSQL's range (%ds to %ds)"
+                                   % (name, text, low // 1000, high // 1000))
         return text
     if kind in ("int", "real"):
         try:

@@ -225,3 +225,13 @@ def test_overridden_max_connections_is_what_work_mem_is_bounded_by():
     overridden = run(VM16, {"max_connections": 400}, max_connections=100)
     assert work_mem_kb(overridden) < work_mem_kb(planned)
     assert overridden["settings"]["max_connections"]["value"] == "400"
+
+
+def test_archive_timeout_bounds_what_a_restore_from_the_archive_lacks():
+    setting = run(LAB)["settings"]["archive_timeout"]
+    assert setting["value"] == "1min" and "lacks at most the last minute" in setting["reason"]
+    # an operator may trade the bound for fewer segments: not one of the six rules
+    assert run(LAB, {"archive_timeout": "0"})["settings"]["archive_timeout"]["value"] == "0"
+    with pytest.raises(TuningInputError) as refused:
+        run(LAB, {"archive_timeout": "-5s"})
+    assert "archive_timeout" in str(refused.value)
