@@ -63,6 +63,14 @@ def test_the_backup_on_the_backup_host_is_prepared_private_and_holds_the_cluster
     assert int(seqno) > 0
 
 
+def test_the_retention_kept_two_complete_backups_and_removed_the_rest(lab_hosts, runs):
+    # the drill put two complete backups of 2020 and an incomplete copy on gbk1, then backed up with keep=2
+    listing = lab_hosts["gbk1"].run("ls %s", BACKUP_DIR).stdout.split()
+    assert "20200102T000000Z-old" in listing, listing
+    assert "20200101T000000Z-old" not in listing and "20200101T120000Z-partial" not in listing, listing
+    assert re.search(r"removed 2\s+backup\(s\)", runs["backup"]["out"]), runs["backup"]["out"][-2000:]
+
+
 def test_the_backup_account_has_only_what_mariadb_backup_needs(lab_hosts, sql, manifest):
     grants = [row[0] for row in sql(lab_hosts["g1"], "SHOW GRANTS FOR 'dbops_backup'@'localhost'")]
     print(grants)
