@@ -152,6 +152,30 @@ class PointInTime:
         return self.figures(restored)["newest_restored"] in {max(self.before)} | self.in_flight
 
 
+NEWEST_PLAYBOOK_BACKUP = """
+import glob, json, os, sys
+found = []
+for path in glob.glob(os.path.join(sys.argv[1], "*", "dbops-backup.json")):
+    with open(path) as handle:
+        description = json.load(handle)
+    if description.get("complete") and not description.get("scheduled"):
+        found.append((description["started"], os.path.dirname(path), description))
+print(json.dumps(max(found)[1:] if found else None))
+"""
+
+
+@pytest.fixture(scope="session")
+def playbook_backup():
+    """playbook_backup(host, directory) -> (path, description) of the newest complete backup a playbook took
+    there, the drills' subject (the scheduled backups a later drill adds are newer, and latest points at them)."""
+    def read(host, directory):
+        result = host.run("python3 -c %s %s", NEWEST_PLAYBOOK_BACKUP, directory)
+        assert result.rc == 0 and json.loads(result.stdout), "no playbook backup in %s: %s" % (directory,
+                                                                                                result.stderr)
+        return tuple(json.loads(result.stdout))
+    return read
+
+
 @pytest.fixture(scope="session")
 def writer_drill_record():
     """writer_drill_record(name) -> the drill.json a restore drill left in <ephemeral>/<name>, with its writer's log

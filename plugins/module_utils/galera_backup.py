@@ -6,6 +6,7 @@
 - backup_member: which member a backup copies. Never one the writer or the proxies use (avoid), only a
   Synced member of a complete Primary component: the copy desyncs it, and a cluster that is already short of
   a member must not lose another's capacity to a backup.
+- scheduled_turn: whether a member whose backup timer fired copies itself now (from its own wsrep status).
 - restore_refusal: why one member may not be rebuilt now (it is the last Synced member, or taking it out
   would leave no majority of the members).
 - cluster_restore_refusal: why the whole cluster may not be restored from a backup now (a Primary component
@@ -19,6 +20,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+
+from ansible_collections.dbops.clusters.plugins.module_utils.galera import health_problems
 
 _GALERA_INFO = re.compile(r"^\s*([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
                           r":(-?\d+)(?:[ ,](\S+))?\s*$")
@@ -65,6 +68,17 @@ def backup_member(states, members, avoid=None, requested=""):
     if not candidates:
         raise BackupRefused("every member is in pxc_galera_backup_avoid: no member may be desynced for a backup")
     return candidates[-1]
+
+
+def scheduled_turn(summary, expected_size):
+    """(take, why) for a member whose scheduled backup turn came (galera.wsrep_summary of its own status): it
+    copies itself, desynced, only when it is Synced in a Primary component of all expected_size members, the
+    condition backup_member puts on the whole cluster, as far as one member can see it. The members the writer
+    and the proxies use have no turn at all (pxc_galera's backup_schedule.yml gives them no timer)."""
+    problems = health_problems(summary, expected_size)
+    if problems:
+        return False, "%s: a backup desyncs a member only while the cluster is whole" % "; ".join(problems)
+    return True, "Synced in a Primary component of %d" % expected_size
 
 
 def restore_refusal(states, members, target):

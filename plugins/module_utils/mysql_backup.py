@@ -8,17 +8,25 @@ restores, as pure functions.
 - expired: which backups and archived binary logs a retention of N full backups lets go.
 - replay_files: the archived binary logs a restore replays after a backup, in order.
 - replay_arguments: mysqlbinlog's stop options for a restore target (a UTC time or a GTID set).
+- backup_for_target: the backup a restore to a target starts from (the newest one that holds nothing past it).
+- read_backups, read_archives: a cluster's repository on the backup host, as the functions above take it.
+- scheduled_turn, receiver_answer, repository_status: the scheduled backups' decisions (the agent
+  roles/percona_server/files/dbops_mysql_backup.py runs them on the members and the backup host).
 - restore_refusal: why a host may not receive a restore.
 """
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import calendar
+import json
+import os
 import re
+import time
 from datetime import datetime
 
 from ansible_collections.dbops.clusters.plugins.module_utils.group_replication import (
-    GtidError, format_gtid_set, parse_gtid_set)
+    GtidError, contains, format_gtid_set, gtid_set_text, parse_gtid_set)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_switchover import live_source
 
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
@@ -26,13 +34,19 @@ _BINLOG = re.compile(r"^(?P<base>.+)\.(?P<number>[0-9]{6,})$")
 # A binary log's modification time (the backup host's clock) is compared with a backup's start (the controller's):
 # a log counts as older than a backup only when it is older by this much, so clocks apart by less never drop one.
 CLOCK_MARGIN = 300
+# What a backup directory holds beside the copy: who was copied, the copy's GTID positions, when, and whether the
+# whole copy landed (complete).
+DESCRIPTION = "dbops-backup.json"
+# The scheduled backups' last attempt and last good one, kept by the backup host's receiver beside the backups.
+STATUS = "dbops-backup-status.json"
 
 
 class BackupRefused(Exception):
     """The backup or the restore will not run: the message says why."""
 
 
-def _healthy(replica, max_lag):
+def replica_healthy(replica, max_lag):
+    """A replica (read_state's "replica") that runs both threads within max_lag seconds: one a backup may copy."""
     return (replica.get("io_running") == "Yes" and replica.get("sql_running") == "Yes"
             and replica.get("lag") is not None and replica["lag"] <= max_lag)
 
@@ -56,7 +70,7 @@ def backup_member(states, members, requested="", max_lag=60):
     if error:
         raise BackupRefused("the live source cannot be told: %s" % error)
     replicas = [name for name in members if name in running and running[name].get("replica")]
-    healthy = [name for name in replicas if _healthy(running[name]["replica"], max_lag)]
+    healthy = [name for name in replicas if replica_healthy(running[name]["replica"], max_lag)]
     if requested == source:
         return {"member": source, "source": source,
                 "reason": "%s is the source, copied because percona_server_backup_member names it (a clone blocks "
@@ -180,6 +194,176 @@ def replay_arguments(target_time="", target_gtid_set=""):
                                 % target_gtid_set)
         return ["--include-gtids=%s" % format_gtid_set(gtids)]
     return []
+
+
+def _target_epoch(target_time):
+    return calendar.timegm(datetime.strptime(target_time, "%Y-%m-%d %H:%M:%S").timetuple())
+
+
+def _past_target(backup, target_time, target_gtid_set):
+    """Why the backup may hold a transaction past the target (empty when it holds none)."""
+    if target_time:
+        if backup["finished"] > _target_epoch(target_time):
+            finished = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(backup["finished"]))
+            return "it finished at %s, after the target" % finished
+    elif target_gtid_set:
+        after = backup.get("gtid_executed_after")
+        if after is None:
+            return "its description has no GTID position"
+        if not contains(parse_gtid_set(target_gtid_set), parse_gtid_set(after)):
+            return "its position %s holds transactions outside the target set" % after
+    return ""
+
+
+def backup_for_target(backups, requested="latest", target_time="", target_gtid_set=""):
+    """{backup, reason}: the backup a restore starts from (backups: read_backups' list, newest first).
+
+    A restore replays the archived logs forward from a backup; it cannot take back what the backup already holds.
+    So with a target (replay_arguments' checks first), only a complete backup that holds nothing past it will do:
+    one that finished by the target time (its copy's position lies before its end), or whose position lies inside
+    the target GTID set. requested "latest" takes the newest such backup; a backup named explicitly is refused
+    when it is incomplete or passes the target (BackupRefused, naming the ones that would do).
+    """
+    replay_arguments(target_time, target_gtid_set)
+    complete = [b for b in backups if b.get("complete")]
+    usable = [b for b in complete if not _past_target(b, target_time, target_gtid_set)]
+    target = ("target %s" % (target_time or target_gtid_set)) if (target_time or target_gtid_set) else ""
+    if requested in ("", "latest"):
+        if usable:
+            return {"backup": usable[0],
+                    "reason": "%s is the newest complete backup%s" % (
+                        usable[0]["name"], " that holds nothing past the " + target if target else "")}
+        if not complete:
+            raise BackupRefused("no complete backup in the repository (%s)"
+                                % (", ".join(b["name"] for b in backups) or "empty"))
+        oldest = complete[-1]
+        raise BackupRefused("no complete backup holds only transactions before the %s: the oldest, %s: %s"
+                            % (target, oldest["name"], _past_target(oldest, target_time, target_gtid_set)))
+    chosen = [b for b in backups if b["name"] == requested]
+    if not chosen:
+        raise BackupRefused("%s is not a backup (%s)" % (requested, ", ".join(b["name"] for b in backups) or "none"))
+    if not chosen[0].get("complete"):
+        raise BackupRefused("%s is not a complete backup (its %s does not say complete)"
+                            % (chosen[0]["path"], DESCRIPTION))
+    past = _past_target(chosen[0], target_time, target_gtid_set)
+    if past:
+        raise BackupRefused("%s cannot reach the %s: %s, and a restore cannot take back what a backup holds (%s)"
+                            % (requested, target, past, ", ".join(b["name"] for b in usable) and
+                               "these backups can: " + ", ".join(b["name"] for b in usable) or "no backup can"))
+    return {"backup": chosen[0], "reason": "%s, named by the restore" % requested}
+
+
+def read_backups(path):
+    """The backups in a cluster's repository directory, newest first: each one's description with path, name,
+    started, finished (the description's, else the time it was written) and complete."""
+    backups = []
+    for name in sorted(os.listdir(path)):
+        directory = os.path.join(path, name)
+        if name in ("binlog", "latest") or os.path.islink(directory) or not os.path.isdir(directory):
+            continue
+        description, written = {}, os.stat(directory).st_mtime
+        if os.path.isfile(os.path.join(directory, DESCRIPTION)):
+            with open(os.path.join(directory, DESCRIPTION)) as handle:
+                description = json.load(handle)
+            written = os.stat(os.path.join(directory, DESCRIPTION)).st_mtime
+        started = float(description.get("started", written))
+        backups.append(dict(description, path=directory, name=name, started=started,
+                            finished=float(description.get("finished", written)),
+                            complete=bool(description.get("complete"))))
+    return sorted(backups, key=lambda b: b["started"], reverse=True)
+
+
+def read_status(path):
+    """The receiver's record in a cluster's repository ({} before the first scheduled backup)."""
+    try:
+        with open(os.path.join(path, STATUS)) as handle:
+            return json.load(handle)
+    except (IOError, OSError, ValueError):
+        return {}
+
+
+def read_archives(path):
+    """The archived binary logs in a cluster's repository (its binlog/<member>/ directories): member to
+    [{name, path, size, mtime}], oldest first."""
+    root = os.path.join(path, "binlog")
+    archives = {}
+    if os.path.isdir(root):
+        for member in sorted(os.listdir(root)):
+            directory = os.path.join(root, member)
+            if not os.path.isdir(directory):
+                continue
+            files = []
+            for name in os.listdir(directory):
+                if is_binlog_name(name):
+                    info = os.stat(os.path.join(directory, name))
+                    files.append({"name": name, "path": os.path.join(directory, name), "size": info.st_size,
+                                  "mtime": info.st_mtime})
+            archives[member] = sorted(files, key=lambda f: f["mtime"])
+    return archives
+
+
+def clone_local(session, dest):
+    """CLONE LOCAL DATA DIRECTORY into dest on a server whose clone plugin is active (session: a
+    module_utils.mysql_connection Session): {seconds, gtid_executed_before, gtid_executed_after, status}. The copy's
+    position lies between the two GTID sets; status is performance_schema.clone_status's state and error."""
+    before = gtid_set_text(session.value("SELECT @@GLOBAL.gtid_executed"))
+    started = time.time()
+    session.execute("CLONE LOCAL DATA DIRECTORY = %s", (dest,))
+    rows = session.fetch("SELECT state, error_no, error_message FROM performance_schema.clone_status "
+                         "ORDER BY id DESC LIMIT 1")
+    return {"seconds": round(time.time() - started, 2), "gtid_executed_before": before,
+            "gtid_executed_after": gtid_set_text(session.value("SELECT @@GLOBAL.gtid_executed")),
+            "status": dict((key.lower(), value) for key, value in rows[0].items()) if rows else {}}
+
+
+def scheduled_turn(state, lone, max_lag):
+    """(take, why) for a member whose backup timer fired, from its own read_state: the member copies itself when
+    it is a replica that replicates within max_lag seconds, or the cluster's only server (lone). The source of a
+    cluster with replicas never takes it (the clone's backup lock blocks its DDL); the replicas' timers fire one
+    after another, so the first one able to copy does, and the others find its backup fresh (receiver_answer)."""
+    replica = state.get("replica")
+    if replica:
+        if replica_healthy(replica, max_lag):
+            return True, "replicates from %s within %s s (lag %s s)" % (
+                replica.get("source_host"), max_lag, replica.get("lag"))
+        return False, "its replication is not healthy (IO %s, SQL %s, lag %s s, max %s s): a stale copy is no " \
+                      "backup" % (replica.get("io_running"), replica.get("sql_running"), replica.get("lag"), max_lag)
+    if lone:
+        return True, "the cluster's only server"
+    if state.get("replicas"):
+        return False, "it serves as the source of %d replica(s): a replica is copied" % len(state["replicas"])
+    return False, "it replicates from no one and no replica follows it, in a cluster of several servers"
+
+
+def receiver_answer(backups, now, fresh_within, receiving=""):
+    """{go, reason} of the backup host to a member that offers a scheduled backup: no while another backup of
+    the cluster is being received (receiving names its member), or while a complete backup finished in the last
+    fresh_within seconds (an earlier member's turn of the same schedule already took it)."""
+    if receiving:
+        return {"go": False, "reason": "a backup from %s is being received" % receiving}
+    fresh = [b for b in backups if b.get("complete") and now - b["finished"] <= fresh_within]
+    if fresh:
+        return {"go": False, "reason": "%s (of %s) finished %d s ago, within this turn's %d s" % (
+            fresh[0]["name"], fresh[0].get("member"), now - fresh[0]["finished"], fresh_within)}
+    return {"go": True, "reason": "no complete backup in the last %d s" % fresh_within}
+
+
+def repository_status(backups, last_attempt, now, max_age):
+    """{ok, age_seconds, newest, last_attempt, reason}: whether a cluster's backups are current - its newest
+    complete backup finished at most max_age seconds ago. last_attempt: the scheduled backups' last outcome as the
+    receiver recorded it ({} when none)."""
+    complete = [b for b in backups if b.get("complete")]
+    newest = complete[0] if complete else None
+    age = int(now - newest["finished"]) if newest else None
+    ok = newest is not None and age <= max_age
+    reason = ("no complete backup" if newest is None else "%s (of %s) finished %d s ago, %s the %d s allowed" % (
+        newest["name"], newest.get("member"), age, "within" if ok else "past", max_age))
+    if last_attempt and last_attempt.get("outcome") != "complete":
+        reason += "; the last scheduled backup (%s, from %s) %s: %s" % (
+            last_attempt.get("name"), last_attempt.get("member"), last_attempt.get("outcome"),
+            last_attempt.get("message", ""))
+    return {"ok": ok, "age_seconds": age, "newest": newest and newest["name"], "last_attempt": last_attempt or {},
+            "reason": reason}
 
 
 def restore_refusal(state, force=False, as_replica=False, resuming=False):

@@ -114,11 +114,10 @@ reason:
 """
 
 import os
-import time
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.group_replication import gtid_set_text
-from ansible_collections.dbops.clusters.plugins.module_utils.mysql_backup import restore_refusal
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_backup import clone_local, restore_refusal
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, SOCKET_CANDIDATES, ConnectionError_, Session, connect,
     pymysql)
@@ -162,15 +161,10 @@ def clone(module, session, state):
         session.execute("INSTALL PLUGIN clone SONAME 'mysql_clone.so'")
     elif state["clone_plugin"] != "ACTIVE":
         module.fail_json(msg="the clone plugin is %s, not ACTIVE" % state["clone_plugin"], state=state)
-    started = time.time()
-    session.execute("CLONE LOCAL DATA DIRECTORY = %s", (dest,))
     result = {"dest": dest, "plugin_installed": installed, "gtid_executed_before": state["gtid_executed"]}
-    if not module.check_mode:
-        result["seconds"] = round(time.time() - started, 2)
-        result["gtid_executed_after"] = gtid_set_text(session.value("SELECT @@GLOBAL.gtid_executed"))
-        rows = session.fetch("SELECT state, error_no, error_message FROM performance_schema.clone_status "
-                             "ORDER BY id DESC LIMIT 1")
-        result["status"] = dict((key.lower(), value) for key, value in rows[0].items()) if rows else {}
+    if module.check_mode:
+        return result
+    result.update(clone_local(session, dest))
     return result
 
 

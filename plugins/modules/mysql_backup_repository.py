@@ -18,6 +18,8 @@ description:
   - C(prune) keeps the newest I(keep) complete backups and every archived log a restore from the oldest of them
     needs, and removes the rest (older backups, incomplete copies older than the oldest kept one, logs last
     written before it started).
+  - C(status) judges whether the backups are current - the newest complete backup finished at most I(max_age)
+    seconds ago - and returns the scheduled backups' last attempt as the receiver recorded it (changes nothing).
   - C(replay) returns the archived logs a restore from I(backup) replays, in order (every log from the one that
     holds the backup's position on, server after server in the order the archive followed them).
 options:
@@ -28,14 +30,17 @@ options:
   step:
     description: What to do.
     type: str
-    choices: [list, prune, replay]
+    choices: [list, prune, replay, status]
     default: list
   keep:
     description: Complete backups C(prune) keeps (1 or more).
     type: int
     default: 7
   backup:
-    description: For C(replay), the backup directory (or C(latest)) the restore starts from.
+    description:
+      - For C(replay), the backup directory the restore starts from, or C(latest) - the newest complete backup that
+        holds nothing past the target (finished by I(target_time), or its position inside I(target_gtid_set)).
+      - A named backup that is incomplete or holds transactions past the target is refused (a replay only adds).
     type: str
   target_time:
     description:
@@ -47,6 +52,10 @@ options:
     description: For C(replay), the restore target as a GTID set - only the set's transactions are replayed.
     type: str
     default: ""
+  max_age:
+    description: For C(status), the seconds the newest complete backup may be old.
+    type: int
+    default: 93600
 attributes:
   check_mode:
     support: full
@@ -95,63 +104,36 @@ stop_arguments:
   returned: when I(step=replay)
   type: list
   elements: str
+status:
+  description:
+    - For C(status) - C(ok) (the newest complete backup is at most I(max_age) seconds old), C(age_seconds),
+      C(newest) (its name), C(last_attempt) (the scheduled backups' last outcome - C(name), C(member), C(outcome),
+      C(message)) and C(reason).
+  returned: when I(step=status)
+  type: dict
 reason:
   description: What the step did and why.
   returned: always
   type: str
 """
 
-import json
 import os
 import shutil
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_backup import (
-    BackupRefused, expired, is_binlog_name, replay_arguments, replay_files)
-
-DESCRIPTION = "dbops-backup.json"
-
-
-def read_backups(path):
-    backups = []
-    for name in sorted(os.listdir(path)):
-        directory = os.path.join(path, name)
-        if name in ("binlog", "latest") or os.path.islink(directory) or not os.path.isdir(directory):
-            continue
-        description = {}
-        if os.path.isfile(os.path.join(directory, DESCRIPTION)):
-            with open(os.path.join(directory, DESCRIPTION)) as handle:
-                description = json.load(handle)
-        started = description.get("started", os.stat(directory).st_mtime)
-        backups.append(dict(description, path=directory, name=name, started=float(started),
-                            complete=bool(description.get("complete"))))
-    return sorted(backups, key=lambda b: b["started"], reverse=True)
-
-
-def read_archives(path):
-    root = os.path.join(path, "binlog")
-    archives = {}
-    if os.path.isdir(root):
-        for member in sorted(os.listdir(root)):
-            directory = os.path.join(root, member)
-            if not os.path.isdir(directory):
-                continue
-            files = []
-            for name in os.listdir(directory):
-                if is_binlog_name(name):
-                    info = os.stat(os.path.join(directory, name))
-                    files.append({"name": name, "path": os.path.join(directory, name), "size": info.st_size,
-                                  "mtime": info.st_mtime})
-            archives[member] = sorted(files, key=lambda f: f["mtime"])
-    return archives
+    BackupRefused, backup_for_target, expired, read_archives, read_backups, read_status, replay_arguments,
+    replay_files, repository_status)
 
 
 def main():
     module = AnsibleModule(argument_spec=dict(
-        path=dict(type="path", required=True), step=dict(type="str", choices=["list", "prune", "replay"],
+        path=dict(type="path", required=True), step=dict(type="str", choices=["list", "prune", "replay", "status"],
                                                          default="list"),
         keep=dict(type="int", default=7), backup=dict(type="str"), target_time=dict(type="str", default=""),
-        target_gtid_set=dict(type="str", default="")), supports_check_mode=True)
+        target_gtid_set=dict(type="str", default=""), max_age=dict(type="int", default=93600)),
+        supports_check_mode=True)
     path, step = module.params["path"], module.params["step"]
     if not os.path.isdir(path):
         module.fail_json(msg="%s does not exist on the backup host: no backup was taken there" % path)
@@ -173,19 +155,16 @@ def main():
                                                              len(old_logs)))
         elif step == "replay":
             result["stop_arguments"] = replay_arguments(module.params["target_time"], module.params["target_gtid_set"])
-            wanted = module.params["backup"] or "latest"
-            directory = os.path.realpath(os.path.join(path, wanted))
-            chosen = [b for b in backups if os.path.realpath(b["path"]) == directory]
-            if not chosen:
-                raise BackupRefused("%s is not a backup in %s (%s)" % (wanted, path,
-                                                                       ", ".join(b["name"] for b in backups) or "none"))
-            if not chosen[0]["complete"]:
-                raise BackupRefused("%s is not a complete backup (its %s does not say complete)"
-                                    % (chosen[0]["path"], DESCRIPTION))
-            result["backup"] = chosen[0]
-            result["replay"] = replay_files(archives, chosen[0]["started"])
-            result["reason"] = "%d archived log(s) from the one holding %s's position on" % (
-                len(result["replay"]), chosen[0]["name"])
+            choice = backup_for_target(backups, module.params["backup"] or "latest", module.params["target_time"],
+                                       module.params["target_gtid_set"])
+            result["backup"] = choice["backup"]
+            result["replay"] = replay_files(archives, choice["backup"]["started"])
+            result["reason"] = "%s; %d archived log(s) from the one holding its position on" % (
+                choice["reason"], len(result["replay"]))
+        elif step == "status":
+            result["status"] = repository_status(backups, read_status(path).get("last_attempt"), time.time(),
+                                                 module.params["max_age"])
+            result["reason"] = result["status"]["reason"]
         else:
             result["reason"] = "%d backup(s), %d archived log(s)" % (
                 len(backups), sum(len(files) for files in archives.values()))

@@ -102,35 +102,7 @@ from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection im
     pymysql)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_errors import describe
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms
-
-
-def _on(value):
-    return str(value).upper() in ("1", "ON")
-
-
-def read_state(session, terms):
-    """This server's state in the shape module_utils.mysql_switchover reads."""
-    variables = session.variables(["server_uuid", "read_only", "super_read_only", "gtid_executed", "gtid_mode"])
-    rows = session.fetch(terms["status"])
-    replica = None
-    if rows:
-        row = rows[0]
-        lag = row.get("Seconds_Behind_Source", row.get("Seconds_Behind_Master"))
-        replica = {"source_uuid": row.get("Source_UUID", row.get("Master_UUID")) or "",
-                   "source_host": row.get("Source_Host", row.get("Master_Host")),
-                   "source_port": row.get("Source_Port", row.get("Master_Port")),
-                   "io_running": row.get("Replica_IO_Running", row.get("Slave_IO_Running")),
-                   "sql_running": row.get("Replica_SQL_Running", row.get("Slave_SQL_Running")),
-                   "io_error": row.get("Last_IO_Error") or "", "sql_error": row.get("Last_SQL_Error") or "",
-                   "lag": int(lag) if lag not in (None, "") else None,
-                   "auto_position": str(row.get("Auto_Position", "")) == "1"}
-    show_replicas = "SHOW REPLICAS" if terms["start"] == "START REPLICA" else "SHOW SLAVE HOSTS"
-    replicas = [r.get("Replica_UUID", r.get("Slave_UUID")) or "" for r in session.fetch(show_replicas)]
-    return {"running": True, "server_uuid": variables.get("server_uuid"),
-            "read_only": _on(variables.get("read_only")), "super_read_only": _on(variables.get("super_read_only")),
-            "gtid_mode": variables.get("gtid_mode"),
-            "gtid_executed": gtid_set_text(variables.get("gtid_executed")),
-            "replica": replica, "replicas": sorted(r for r in replicas if r)}
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_switchover import read_state
 
 
 def set_read_only(session, on):

@@ -94,10 +94,11 @@ def test_every_task_file_included_from_outside_its_role_is_a_declared_entry_poin
 
 
 def test_no_role_reads_another_roles_files_by_path():
-    """Layers use each other through entry points, never by reaching into a sibling's directory."""
+    """Layers use each other through entry points, never by reaching into a sibling's directory (the collection's
+    own plugins/module_utils, which a host-side agent runs, is no role's)."""
     offenders = []
     for path in shipped_files():
         with open(path) as handle:
-            if re.search(r"role_path\s*~\s*['\"]/\.\./", handle.read()):
+            if re.search(r"role_path\s*~\s*['\"]/\.\./(?!\.\./plugins/module_utils/)", handle.read()):
                 offenders.append(os.path.relpath(path, REPO))
     assert not offenders, offenders

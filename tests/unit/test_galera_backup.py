@@ -238,3 +238,13 @@ def test_each_galera_flavor_names_its_backup_tool_package_and_account():
     assert percona["privileges"]["performance_schema.log_status"] == "SELECT"
     mariadb = mysql_flavors.flavor("mariadb")["galera"]["backup"]
     assert "mariadb-backup" in mariadb["packages"] and "BINLOG MONITOR" in mariadb["privileges"]["*.*"]
+
+
+def test_a_scheduled_turn_copies_a_member_only_while_it_is_synced_in_the_whole_cluster():
+    synced = {"local_state_comment": "Synced", "cluster_status": "Primary", "ready": "ON", "cluster_size": 3}
+    assert galera_backup.scheduled_turn(synced, 3) == (True, "Synced in a Primary component of 3")
+    take, why = galera_backup.scheduled_turn(dict(synced, cluster_size=2), 3)
+    assert not take and "wsrep_cluster_size is 2, wanted 3" in why and "only while the cluster is whole" in why
+    take, why = galera_backup.scheduled_turn(dict(synced, local_state_comment="Donor/Desynced"), 3)
+    assert not take and "Donor/Desynced" in why
+    assert not galera_backup.scheduled_turn(None, 3)[0]

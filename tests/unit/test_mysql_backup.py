@@ -184,3 +184,111 @@ def test_a_restore_that_stopped_half_way_is_resumed_over_what_it_left():
     assert "holds schemas of its own" in mysql_backup.restore_refusal(target(databases=["ledger"]))
     # replicas following it make it a source, whatever an earlier restore did
     assert "serves as a source" in mysql_backup.restore_refusal(target(replicas=["u9"]), resuming=True)
+
+
+def backups_on_disk(tmp_path):
+    """A repository with three backups: an older complete one, an incomplete copy, a newer complete one."""
+    import json
+    import os
+    descriptions = {
+        "20261201T100000Z-rep2": {"member": "rep2", "started": 1796119200.0, "finished": 1796119230.0,
+                                  "gtid_executed_after": SRC_UUID + ":1-100", "complete": True},
+        "20261201T103000Z-rep2": {"member": "rep2", "started": 1796121000.0},
+        "20261201T110000Z-rep1": {"member": "rep1", "started": 1796122800.0, "finished": 1796122830.0,
+                                  "gtid_executed_after": SRC_UUID + ":1-300", "complete": True},
+    }
+    for name, description in descriptions.items():
+        os.makedirs(str(tmp_path / name / "mysql"))
+        (tmp_path / name / mysql_backup.DESCRIPTION).write_text(json.dumps(description))
+    os.symlink(str(tmp_path / "20261201T110000Z-rep1"), str(tmp_path / "latest"))
+    os.makedirs(str(tmp_path / "binlog" / "src"))
+    (tmp_path / "binlog" / "src" / "binlog.000007").write_text("x")
+    return mysql_backup.read_backups(str(tmp_path))
+
+
+def test_the_repository_is_read_newest_first_with_what_each_backup_says(tmp_path):
+    backups = backups_on_disk(tmp_path)
+    assert [b["name"] for b in backups] == ["20261201T110000Z-rep1", "20261201T103000Z-rep2",
+                                            "20261201T100000Z-rep2"]
+    assert [b["complete"] for b in backups] == [True, False, True]
+    assert backups[0]["finished"] == 1796122830.0
+    assert list(mysql_backup.read_archives(str(tmp_path))) == ["src"]
+
+
+def test_a_restore_to_a_target_starts_from_the_newest_backup_that_holds_nothing_past_it(tmp_path):
+    backups = backups_on_disk(tmp_path)
+    # 11:00:30 is the newer backup's end: from then on it is the one; before it, the 10:00 one
+    assert mysql_backup.backup_for_target(backups)["backup"]["name"] == "20261201T110000Z-rep1"
+    assert mysql_backup.backup_for_target(backups, target_time="2026-12-01 11:00:30")["backup"]["name"] == \
+        "20261201T110000Z-rep1"
+    early = mysql_backup.backup_for_target(backups, target_time="2026-12-01 11:00:29")
+    assert early["backup"]["name"] == "20261201T100000Z-rep2"
+    assert "holds nothing past the target" in early["reason"]
+    by_gtid = mysql_backup.backup_for_target(backups, target_gtid_set=SRC_UUID + ":1-250")
+    assert by_gtid["backup"]["name"] == "20261201T100000Z-rep2"
+    assert mysql_backup.backup_for_target(backups, target_gtid_set=SRC_UUID + ":1-300")["backup"]["name"] == \
+        "20261201T110000Z-rep1"
+
+
+def test_a_backup_past_the_target_or_incomplete_is_refused_by_name(tmp_path):
+    backups = backups_on_disk(tmp_path)
+    with pytest.raises(mysql_backup.BackupRefused, match="finished at 2026-12-01 11:00:30, after the target.*"
+                                                         "these backups can: 20261201T100000Z-rep2"):
+        mysql_backup.backup_for_target(backups, "20261201T110000Z-rep1", target_time="2026-12-01 10:59:00")
+    with pytest.raises(mysql_backup.BackupRefused, match="not a complete backup"):
+        mysql_backup.backup_for_target(backups, "20261201T103000Z-rep2")
+    with pytest.raises(mysql_backup.BackupRefused, match="no complete backup holds only transactions before"):
+        mysql_backup.backup_for_target(backups, target_time="2026-12-01 09:00:00")
+    with pytest.raises(mysql_backup.BackupRefused, match="is not a backup"):
+        mysql_backup.backup_for_target(backups, "nope")
+
+
+def test_a_scheduled_turn_is_taken_by_a_replica_that_replicates_or_the_only_server():
+    replica_state = {"replica": dict(replica(lag=3), source_host="10.0.3.7"), "replicas": []}
+    take, why = mysql_backup.scheduled_turn(replica_state, lone=False, max_lag=60)
+    assert take and "replicates from 10.0.3.7 within 60 s (lag 3 s)" in why
+    lagging = {"replica": replica(lag=90), "replicas": []}
+    assert mysql_backup.scheduled_turn(lagging, False, 60) == (
+        False, "its replication is not healthy (IO Yes, SQL Yes, lag 90 s, max 60 s): a stale copy is no backup")
+    stopped = {"replica": replica(io="No", lag=None), "replicas": []}
+    assert not mysql_backup.scheduled_turn(stopped, False, 60)[0]
+    source = {"replica": None, "replicas": ["u1", "u2"]}
+    assert mysql_backup.scheduled_turn(source, False, 60) == (
+        False, "it serves as the source of 2 replica(s): a replica is copied")
+    assert mysql_backup.scheduled_turn({"replica": None, "replicas": []}, True, 60) == (
+        True, "the cluster's only server")
+    assert not mysql_backup.scheduled_turn({"replica": None, "replicas": []}, False, 60)[0]
+
+
+def test_the_receiver_takes_one_backup_per_turn_and_one_at_a_time():
+    backups = [{"name": "b2", "member": "rep2", "complete": True, "finished": 1000.0},
+               {"name": "b1", "member": "rep1", "complete": True, "finished": 400.0}]
+    assert mysql_backup.receiver_answer(backups, 1100.0, 60)["go"]
+    answer = mysql_backup.receiver_answer(backups, 1100.0, 600)
+    assert answer == {"go": False, "reason": "b2 (of rep2) finished 100 s ago, within this turn's 600 s"}
+    # an incomplete copy is no backup of the turn
+    assert mysql_backup.receiver_answer([dict(backups[0], complete=False)], 1100.0, 600)["go"]
+    assert mysql_backup.receiver_answer([], 1100.0, 600, receiving="rep1") == {
+        "go": False, "reason": "a backup from rep1 is being received"}
+
+
+def test_the_status_is_the_newest_complete_backups_age_and_names_a_failed_attempt():
+    backups = [{"name": "b3", "complete": False, "finished": 9000.0},
+               {"name": "b2", "member": "rep2", "complete": True, "finished": 5000.0}]
+    fresh = mysql_backup.repository_status(backups, {"name": "b2", "member": "rep2", "outcome": "complete"},
+                                           6000.0, 3600)
+    assert fresh["ok"] and fresh["age_seconds"] == 1000 and fresh["newest"] == "b2"
+    assert fresh["reason"] == "b2 (of rep2) finished 1000 s ago, within the 3600 s allowed"
+    stale = mysql_backup.repository_status(backups, {"name": "b3", "member": "rep1", "outcome": "failed",
+                                                     "message": "the clone failed: disk full"}, 9000.0, 3600)
+    assert not stale["ok"] and stale["age_seconds"] == 4000
+    assert stale["reason"] == ("b2 (of rep2) finished 4000 s ago, past the 3600 s allowed; the last scheduled "
+                               "backup (b3, from rep1) failed: the clone failed: disk full")
+    assert mysql_backup.repository_status([], {}, 9000.0, 3600) == {
+        "ok": False, "age_seconds": None, "newest": None, "last_attempt": {}, "reason": "no complete backup"}
+
+
+def test_the_status_file_is_read_or_empty(tmp_path):
+    assert mysql_backup.read_status(str(tmp_path)) == {}
+    (tmp_path / mysql_backup.STATUS).write_text('{"last_attempt": {"outcome": "complete"}}')
+    assert mysql_backup.read_status(str(tmp_path)) == {"last_attempt": {"outcome": "complete"}}

@@ -53,8 +53,44 @@ CASES = {
 
 
 def test_every_template_has_a_case():
-    assert sorted(os.listdir(TEMPLATES)) == ["base_settings.yml.j2", "mysql-binlog-archive.service.j2"], \
-        "a new template needs render cases here"
+    assert sorted(os.listdir(TEMPLATES)) == [
+        "base_settings.yml.j2", "mysql-backup-check.service.j2", "mysql-backup-check.timer.j2",
+        "mysql-backup-receive.service.j2", "mysql-backup-receive.socket.j2", "mysql-backup-send.service.j2",
+        "mysql-backup-send.timer.j2", "mysql-binlog-archive.service.j2"], "a new template needs render cases here"
+
+
+SCHEDULE = {"percona_server_schedule_group": "ledger",
+            "percona_server_schedule_conf": "/etc/dbops/mysql-backup/ledger.json",
+            "percona_server_backup_host": "bk1", "percona_server_schedule_host_address": "10.0.9.5",
+            "percona_server_backup_receiver_port": 4457, "percona_server_backup_timeout": 3600,
+            "percona_server_backup_max_age": 93600, "percona_server_backup_max_lag": 60,
+            "percona_server_schedule_addresses": {"db2": "10.0.3.8", "db1": "10.0.3.7"},
+            "percona_server_backup_schedule": "*-*-* 02:30:00 UTC", "percona_server_backup_schedule_turn": 600,
+            "percona_server_schedule_rank": 2, "percona_server_restart_gate_timeout": 300,
+            "percona_server_schedule_service": "mysql", "inventory_hostname": "db1",
+            "percona_server_schedule_rule": "it is a replica that replicates within 60 s (or the only server)\n"}
+
+
+def test_the_schedule_units_run_the_agent_with_its_settings_and_no_secret(tmp_path):
+    send = render(tmp_path, "mysql-backup-send.service.j2", SCHEDULE, as_text=True)
+    assert "ExecStart=/usr/bin/python3 /usr/local/lib/dbops/dbops_mysql_backup.py send " \
+           "/etc/dbops/mysql-backup/ledger.json\n" in send
+    assert "Type=oneshot\n" in send and "After=network-online.target mysql.service\n" in send
+    # its turn (2 x 600 s), one backup, the gate after it, and a margin
+    assert "TimeoutStartSec=%d\n" % (1200 + 3600 + 300 + 300) in send and "waits\n# 1200 s" in send
+    assert "bk1 only if it is a replica that replicates within 60 s (or the only server), and no backup" in send
+    timer = render(tmp_path, "mysql-backup-send.timer.j2", SCHEDULE, as_text=True)
+    assert "OnCalendar=*-*-* 02:30:00 UTC\n" in timer and "Persistent=true\n" in timer
+    socket_unit = render(tmp_path, "mysql-backup-receive.socket.j2", SCHEDULE, as_text=True)
+    assert "ListenStream=10.0.9.5:4457\n" in socket_unit and "Accept=yes\n" in socket_unit
+    assert "IPAddressDeny=any\nIPAddressAllow=10.0.3.7 10.0.3.8\n" in socket_unit
+    receive = render(tmp_path, "mysql-backup-receive.service.j2", SCHEDULE, as_text=True)
+    assert "StandardInput=socket\nStandardOutput=socket\n" in receive and "RuntimeMaxSec=7320\n" in receive
+    check = render(tmp_path, "mysql-backup-check.service.j2", SCHEDULE, as_text=True)
+    assert "dbops_mysql_backup.py check /etc/dbops/mysql-backup/ledger.json\n" in check
+    assert "OnCalendar=hourly\n" in render(tmp_path, "mysql-backup-check.timer.j2", SCHEDULE, as_text=True)
+    for text in (send, timer, socket_unit, receive, check):
+        assert "password" not in text.lower()
 
 
 def test_the_clone_plugin_is_loaded_unless_the_caller_loads_it(tmp_path):

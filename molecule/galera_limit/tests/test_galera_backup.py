@@ -22,10 +22,8 @@ def runs(drill):
 
 
 @pytest.fixture(scope="module")
-def manifest(lab_hosts):
-    result = lab_hosts["gbk1"].run("cat %s/latest/dbops-backup.json", BACKUP_DIR)
-    assert result.rc == 0, "no backup on gbk1: %s" % result.stderr
-    return json.loads(result.stdout)
+def manifest(lab_hosts, playbook_backup):
+    return playbook_backup(lab_hosts["gbk1"], BACKUP_DIR)[1]
 
 
 def status(sql, host):
@@ -50,10 +48,10 @@ def test_the_backup_ran_on_a_member_the_writer_does_not_use_desynced_around_the_
     assert SECRET not in out
 
 
-def test_the_backup_on_the_backup_host_is_prepared_private_and_holds_the_clusters_position(lab_hosts, sql,
-                                                                                            manifest):
+def test_the_backup_on_the_backup_host_is_prepared_private_and_holds_the_clusters_position(
+        lab_hosts, sql, manifest, playbook_backup):
     gbk1 = lab_hosts["gbk1"]
-    path = gbk1.run("readlink -f %s/latest", BACKUP_DIR).stdout.strip()
+    path = playbook_backup(gbk1, BACKUP_DIR)[0]
     assert gbk1.file(path).mode == 0o700 and gbk1.file(path + "/dbops-backup.json").mode == 0o600
     checkpoints = gbk1.file(path + "/mariadb_backup_checkpoints").content_string
     assert re.search(r"backup_type\s*=\s*(full-prepared|log-applied)", checkpoints), checkpoints
@@ -145,3 +143,42 @@ def test_one_complete_synced_cluster_after_the_rebuild(lab_hosts, sql, node):
     assert (wsrep["wsrep_local_state_comment"], wsrep["wsrep_cluster_status"], wsrep["wsrep_cluster_size"]) == \
         ("Synced", "Primary", "5")
     assert wsrep["wsrep_cluster_state_uuid"] == status(sql, lab_hosts["g1"])["wsrep_cluster_state_uuid"]
+
+
+@pytest.fixture(scope="module")
+def schedule():
+    with open(os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "galera_schedule.json")) as handle:
+        return json.load(handle)
+
+
+def test_scheduled_turns_the_first_member_copied_itself_and_the_others_found_it_fresh(schedule):
+    turns = schedule["turns"]
+    assert not turns["g1"]["has_turn"], "g1 (the proxies' preferred writer) has a backup timer"
+    assert {m: t["result"] for m, t in turns.items() if m != "g1"} == dict.fromkeys(["g2", "g3", "g4", "g5"],
+                                                                                     "success"), turns
+    said = {member: "\n".join(turn["said"]) for member, turn in turns.items()}
+    assert "g5 copies itself (Synced in a Primary component of 5)" in said["g5"], said["g5"]
+    assert "landed on the backup host" in said["g5"], said["g5"]
+    for member in ("g2", "g3", "g4"):
+        assert "no backup from %s" % member in said[member] and "within this turn" in said[member], said[member]
+    assert schedule["status_rc"] == 0, schedule["status_said"]
+
+
+def test_the_scheduled_backup_is_prepared_described_and_latest(lab_hosts, sql):
+    gbk1 = lab_hosts["gbk1"]
+    path = gbk1.run("readlink -f %s/latest", BACKUP_DIR).stdout.strip()
+    description = json.loads(gbk1.file(path + "/dbops-backup.json").content_string)
+    assert description["scheduled"] and description["complete"] and description["prepared"], description
+    assert (description["member"], description["method"], description["cluster_group"]) == ("g5", "galera", "galera")
+    assert gbk1.file(path + "/mariadb_backup_galera_info").content_string.strip() == description["galera_info"]
+    checkpoints = gbk1.file(path + "/mariadb_backup_checkpoints").content_string
+    assert re.search(r"backup_type\s*=\s*(full-prepared|log-applied)", checkpoints), checkpoints
+    uuid = re.split(r"[ ,]", description["galera_info"])[0].split(":")[0]
+    assert uuid == status(sql, lab_hosts["g1"])["wsrep_cluster_state_uuid"]
+    assert gbk1.file(path).mode == 0o700
+    # the copied member was resynced: Synced in the whole cluster, no longer desynced
+    g5 = lab_hosts["g5"]
+    assert status(sql, g5)["wsrep_local_state_comment"] == "Synced" and status(sql, g5)["wsrep_cluster_size"] == "5"
+    assert sql(g5, "SELECT @@wsrep_desync") == [["0"]]
+    assert SECRET not in gbk1.file("/etc/dbops/mysql-backup/galera.json").content_string
+

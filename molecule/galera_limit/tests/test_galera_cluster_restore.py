@@ -30,10 +30,8 @@ def record(drill):
 
 
 @pytest.fixture(scope="module")
-def manifest(lab_hosts):
-    result = lab_hosts["gbk1"].run("cat %s/latest/dbops-backup.json", BACKUP_DIR)
-    assert result.rc == 0, result.stderr
-    return json.loads(result.stdout)
+def manifest(lab_hosts, playbook_backup):
+    return playbook_backup(lab_hosts["gbk1"], BACKUP_DIR)[1]
 
 
 def test_the_restore_was_refused_while_the_cluster_ran_without_force(record):

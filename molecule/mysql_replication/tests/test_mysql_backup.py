@@ -101,6 +101,18 @@ def test_the_restore_resumed_after_a_run_that_stopped_half_way(lab_hosts, drill)
     assert not mrs1.file("/var/lib/mysql.restore-in-progress.json").exists
 
 
+def test_each_switchover_pointed_the_archive_at_the_new_source(lab_hosts):
+    # started on src before the switchover drill: the first switchover moved it to the promoted replica, the
+    # second back to src; each server's logs in a directory of its own
+    mbk1 = lab_hosts["mbk1"]
+    followed = sorted(mbk1.run("ls %s/binlog", REPOSITORY).stdout.split())
+    assert len(followed) == 2 and "src" in followed, followed
+    for member in followed:
+        logs = mbk1.run("ls %s/binlog/%s", REPOSITORY, member).stdout.split()
+        assert any(name.startswith("binlog.") for name in logs), (member, logs)
+    assert "ARCHIVE_MEMBER=src\n" in mbk1.file("/etc/dbops/mysql-binlog/mysql.env").content_string
+
+
 def test_the_archive_runs_and_keeps_its_login_to_itself(lab_hosts):
     mbk1 = lab_hosts["mbk1"]
     assert mbk1.service("dbops-mysql-binlog-mysql").is_running
@@ -122,51 +134,69 @@ def test_the_backup_is_private_and_described(lab_hosts, drill, description):
     assert description["file_mode"] == 0o600
     assert description["complete"] is True and description["member"] == drill["backup"]["member"], description
     assert description["gtid_executed_before"] and description["gtid_executed_after"], description
+
+
+def test_the_restore_to_the_target_started_from_the_backup_before_it_not_the_newer_scheduled_ones(drill, schedule):
+    # the scheduled backups finished after the target and hold rows past it: a restore from one of them would
+    # hold those rows (test_no_row_sent_after_the_target_is_restored), since a replay only adds
+    assert schedule["status_after"]["newest"] != os.path.basename(drill["backup"]["path"])
+    assert drill["restore"]["backup"] == os.path.basename(drill["backup"]["path"]), drill["restore"]
+    assert "holds nothing past the target" in drill["restore"]["backup_reason"], drill["restore"]
+
+
+@pytest.fixture(scope="module")
+def schedule():
+    with open(os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "pitr", "schedule.json")) as handle:
+        return json.load(handle)
+
+
+def test_one_scheduled_turn_copied_the_first_replica_and_the_others_declined(schedule):
+    turns = schedule["first_turns"]
+    assert {member: turn["result"] for member, turn in turns.items()} == {
+        "src": "success", "rep1": "success", "rep2": "success"}, turns
+    said = {member: "\n".join(turn["said"]) for member, turn in turns.items()}
+    assert "rep2 copies itself (replicates from" in said["rep2"] and "landed on the backup host" in said["rep2"], said
+    assert "no backup from rep1" in said["rep1"] and "within this turn" in said["rep1"], said
+    assert "no backup from src: it serves as the source of 2 replica(s)" in said["src"], said
+
+
+def test_a_failed_scheduled_turn_fails_its_unit_and_the_status_says_why(schedule):
+    assert schedule["failed_turn_rc"] != 0
+    attempt = schedule["status_failed"]["last_attempt"]
+    assert attempt["member"] == "rep2" and attempt["outcome"] == "failed", attempt
+    assert "the clone failed" in attempt["message"], attempt
+    assert schedule["status_playbook_rc"] != 0
+    assert any("rep2's last backup turn failed" in line for line in schedule["status_playbook_said"]), schedule
+
+
+def test_the_next_scheduled_turn_landed_and_is_described(lab_hosts, schedule):
+    status = schedule["status_after"]
+    assert status["ok"] and status["last_attempt"]["outcome"] == "complete", status
+    assert status["last_attempt"]["member"] == "rep2" and 0 <= status["age_seconds"] < 600, status
+    mbk1 = lab_hosts["mbk1"]
+    path = REPOSITORY + "/" + status["newest"]
+    description = json.loads(mbk1.file(path + "/dbops-backup.json").content_string)
+    assert description["scheduled"] is True and description["complete"] is True, description
+    assert (description["member"], description["source"], description["method"]) == ("rep2", "src", "clone")
+    assert description["gtid_executed_before"] and description["gtid_executed_after"], description
+    assert mbk1.file(path).mode == 0o700 and mbk1.file(path + "/mysql.ibd").exists
     assert mbk1.file(REPOSITORY + "/latest").linked_to == path
+    assert mbk1.file(REPOSITORY + "/dbops-backup-status.json").mode == 0o600
+    assert schedule["timer"]["state"] == "active" and "2099" in schedule["timer"]["next"], schedule["timer"]
 
 
-def bounds(gtid_set, uuid):
-    """(first, last) transaction number of uuid's untagged transactions in a GTID set, or (None, None)."""
-    intervals = parse_gtid_set(gtid_set).get((uuid.lower(), ""))
-    return (intervals[0][0], intervals[-1][1]) if intervals else (None, None)
+OFFER_FROM_ELSEWHERE = """
+import json, socket
+conn = socket.create_connection(("10.89.203.21", 4457), timeout=5)
+conn.sendall((json.dumps({"op": "offer", "member": "rep2", "fresh_within": 0}) + "\\n").encode())
+print(conn.recv(4096).decode())
+"""
 
 
-def test_seeding_the_live_source_was_refused(drill):
-    assert "source" in drill["seed_refusal"], drill["seed_refusal"]
-
-
-def test_the_seeded_replica_fetched_only_what_the_backup_lacked(lab_hosts, sql, drill, description, capsys):
-    """rep1's data came from the backup: its channel retrieved the source's transactions from the backup's position
-    on, not from the source's first one (a replica seeded from the binary logs retrieves them all)."""
-    src_uuid = sql(lab_hosts["src"], "SELECT @@server_uuid")[0][0]
-    (host, auto_position, io_state, received), = sql(
-        lab_hosts["rep1"], "SELECT c.HOST, c.AUTO_POSITION, s.SERVICE_STATE, "
-                           "REPLACE(s.RECEIVED_TRANSACTION_SET, '\\n', '') "
-                           "FROM performance_schema.replication_connection_configuration c "
-                           "JOIN performance_schema.replication_connection_status s USING (CHANNEL_NAME)")
-    (applier,), = sql(lab_hosts["rep1"], "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status")
-    assert (host, auto_position, io_state, applier) == ("10.89.203.11", "1", "ON", "ON")
-    before = bounds(description["gtid_executed_before"], src_uuid)[1]
-    after = bounds(description["gtid_executed_after"], src_uuid)[1]
-    retrieved = bounds(received, src_uuid)[0]
-    assert retrieved is not None and before < retrieved <= after + 1, (
-        "rep1 retrieved %s:%s on; the backup held %s:1-%s..%s" % (src_uuid, retrieved, src_uuid, before, after))
-    # seeded from the drill's backup, nothing replayed
-    assert drill["seed"]["backup"] == os.path.basename(drill["backup"]["path"]) and drill["seed"]["logs"] == []
-    with capsys.disabled():     # the figure bench/backups keeps
-        print("\nMySQL seeding figures: rep1 seeded from %s in %s s (bound 120 s), retrieving %s:%s on"
-              % (drill["seed"]["backup"], drill["seed"]["seconds"], src_uuid, retrieved))
-    assert 0 < float(drill["seed"]["seconds"]) < 120
-
-
-def test_the_seeded_replica_has_every_row_the_source_has(lab_hosts, sql, drill):
-    src_rows = {int(row[0]) for row in sql(lab_hosts["src"], "SELECT id FROM app.pitr_acks")}
-    acked = {i for i, _, _ in drill["acks"]}
-    assert acked <= src_rows
-    deadline = time.time() + 30
-    while True:
-        rep1_rows = {int(row[0]) for row in sql(lab_hosts["rep1"], "SELECT id FROM app.pitr_acks")}
-        if rep1_rows == src_rows or time.time() > deadline:
-            break
-        time.sleep(1)
-    assert rep1_rows == src_rows, "on src, not on rep1: %s" % sorted(src_rows - rep1_rows)[:20]
+def test_the_receiver_admits_only_the_members(lab_hosts):
+    # mrs1 is no member: an offer naming rep2 from its address gets no go (the socket's address filter drops it,
+    # or the receiver answers no)
+    answer = lab_hosts["mrs1"].run("python3 -c %s", OFFER_FROM_ELSEWHERE)
+    assert '"go": true' not in answer.stdout, answer.stdout
+    assert "not the address of a member" in answer.stdout or answer.rc != 0, (answer.rc, answer.stdout,
+                                                                              answer.stderr)

@@ -1,0 +1,360 @@
+# dbops.clusters percona_server role: the scheduled backups of a MySQL-family cluster, run by systemd
+# (tasks/schedule_agent.yml installs it; docs/backups-mysql.md and docs/backups-galera.md draw the picture).
+# Two methods: "clone" (an asynchronous MySQL topology: the clone plugin's CLONE LOCAL of a replica, streamed with
+# tar) and "galera" (a Galera member, desynced while mariadb-backup or XtraBackup streams it; prepared on arrival).
+#
+#   send CONFIG     on every member that may take a turn, from its timer. After the member's delay (its turn: the
+#                   last candidate first, the member the playbook backups prefer), decides from this server alone
+#                   whether it copies itself (mysql_backup.scheduled_turn: a replica that replicates within the lag,
+#                   or the only server; galera_backup.scheduled_turn: Synced in a Primary component of all
+#                   members), offers the backup to the backup host, copies itself, streams the copy and waits for
+#                   the backup host's word; then gates (replication within the lag, or Synced again).
+#                   Exit 1 (the unit fails) when a backup this member took on did not land, or it did not come
+#                   back to health.
+#   receive CONFIG  on the backup host, one run per connection (socket activation, the connection on stdin and
+#                   stdout). Only the group's members may connect; one backup of a cluster at a time. Answers an
+#                   offer (mysql_backup.receiver_answer), unpacks the stream into <repository>/<name> (and prepares a
+#                   Galera copy), describes it (complete only when the whole stream landed and, for Galera, the
+#                   prepare succeeded), points latest at it, keeps the newest N complete
+#                   backups (the playbook's retention) and records the outcome in dbops-backup-status.json.
+#   check CONFIG    on the backup host, from its timer: exit 1 (the unit fails) when the newest complete backup is
+#                   older than allowed, saying how old and how the last scheduled backup ended.
+#
+# The decisions are the collection's own (module_utils/mysql_backup.py and galera_backup.py, installed beside this
+# file). No secret is read or written here: the member logs in as root through the server's socket, and the Galera
+# backup tool reads its account from the 0600 option file the role wrote (never a command line).
+import fcntl
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
+
+from ansible_collections.dbops.clusters.plugins.module_utils import galera, galera_backup, mysql_backup  # noqa: E402
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (  # noqa: E402
+    Session, connect)
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms  # noqa: E402
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_switchover import read_state  # noqa: E402
+
+LOCK = ".dbops-backup.lock"
+RECEIVING = ".dbops-backup.receiving"
+
+
+def say(message):
+    print(message, file=sys.stderr, flush=True)   # the journal (stdout is the connection on the backup host)
+
+
+def write_json(path, value):
+    temporary = path + ".tmp"
+    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
+        json.dump(value, handle, indent=1, sort_keys=True)
+    os.rename(temporary, path)
+
+
+def read_json(path, default=None):
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (IOError, OSError, ValueError):
+        return default
+
+
+def send_line(write, value):
+    write((json.dumps(value) + "\n").encode())
+
+
+def read_line(read_byte, timeout):
+    """One JSON line, read a byte at a time (what follows it is the stream tar reads)."""
+    line, deadline = b"", time.time() + timeout
+    while not line.endswith(b"\n"):
+        byte = read_byte(max(deadline - time.time(), 0))
+        if not byte:
+            raise IOError("the connection closed or went silent (%d s) before a whole message" % timeout)
+        line += byte
+    return json.loads(line.decode())
+
+
+# ---- on a member -------------------------------------------------------------------------------------------------
+
+class Clone:
+    """An asynchronous MySQL member: CLONE LOCAL into the stage directory, streamed with tar."""
+
+    def __init__(self, config, session):
+        self.config, self.session, self.stage = config, session, None
+        self.terms = replication_terms(config["flavor"], session.value("SELECT VERSION()"))
+
+    def turn(self):
+        take, why = mysql_backup.scheduled_turn(read_state(self.session, self.terms), self.config["lone"],
+                                                self.config["max_lag"])
+        plugin = self.session.value("SELECT plugin_status FROM information_schema.plugins WHERE plugin_name = 'clone'")
+        if take and plugin != "ACTIVE":
+            raise RuntimeError("the clone plugin is %s (the percona_server role loads it at start)"
+                               % (plugin or "not loaded"))
+        return take, why
+
+    def start(self, name):
+        """Copy this server; the header the backup host describes the copy with."""
+        self.stage = os.path.join(self.config["stage_dir"], name)
+        clone = mysql_backup.clone_local(self.session, self.stage)
+        replica = read_state(self.session, self.terms).get("replica") or {}
+        return {"source_host": replica.get("source_host"), "clone_seconds": clone["seconds"],
+                "gtid_executed_before": clone["gtid_executed_before"],
+                "gtid_executed_after": clone["gtid_executed_after"]}
+
+    def stream(self):
+        return ["tar", "-C", self.stage, "-cf", "-", "."]
+
+    def finish(self):
+        if self.stage:
+            shutil.rmtree(self.stage, ignore_errors=True)
+
+    def gate(self):
+        """Wait until this replica replicates within the lag again (a clone takes a backup lock); the unmet state."""
+        deadline = time.time() + self.config["gate_timeout"]
+        while True:
+            replica = read_state(self.session, self.terms).get("replica")
+            if replica is None or mysql_backup.replica_healthy(replica, self.config["max_lag"]):
+                return ""
+            if time.time() > deadline:
+                return "IO %s, SQL %s, lag %s s after %d s (max %d s)" % (
+                    replica.get("io_running"), replica.get("sql_running"), replica.get("lag"),
+                    self.config["gate_timeout"], self.config["max_lag"])
+            time.sleep(2)
+
+
+class GaleraCopy:
+    """A Galera member: desynced (out of flow control) while the flavor's backup tool streams it."""
+
+    def __init__(self, config, session):
+        self.config, self.session, self.desynced = config, session, False
+
+    def summary(self):
+        rows = self.session.fetch("SHOW GLOBAL STATUS LIKE 'wsrep_%'")
+        return galera.wsrep_summary(dict((row["Variable_name"], row["Value"]) for row in rows))
+
+    def turn(self):
+        return galera_backup.scheduled_turn(self.summary(), self.config["expected_size"])
+
+    def start(self, name):
+        self.session.execute("SET GLOBAL wsrep_desync = ON")
+        self.desynced = True
+        return {}
+
+    def stream(self):
+        return [self.config["tool"], "--defaults-extra-file=%s" % self.config["option_file"], "--backup",
+                "--galera-info", "--stream=%s" % self.config["stream"], "--target-dir=/tmp"]
+
+    def finish(self):
+        if self.desynced:
+            self.session.execute("SET GLOBAL wsrep_desync = OFF")
+            self.desynced = False
+
+    def gate(self):
+        """Wait until the member is Synced in the whole cluster again (it applies what queued while desynced)."""
+        deadline = time.time() + self.config["gate_timeout"]
+        while True:
+            problems = galera.health_problems(self.summary(), self.config["expected_size"])
+            if not problems or time.time() > deadline:
+                return "; ".join(problems)
+            time.sleep(1)
+
+
+METHODS = {"clone": Clone, "galera": GaleraCopy}
+
+
+def send(config):
+    if config["delay"]:
+        say("waiting %d s: the members before this one in the schedule's order copy first" % config["delay"])
+        time.sleep(config["delay"])
+    method = METHODS[config["method"]](config, Session(connect({})))
+    try:
+        take, why = method.turn()
+    except RuntimeError as err:
+        say("%s cannot copy itself: %s" % (config["member"], err))
+        return 1
+    if not take:
+        say("no backup from %s: %s" % (config["member"], why))
+        return 0
+    with socket.create_connection((config["receiver_address"], config["receiver_port"]), timeout=30) as conn:
+        send_line(conn.sendall, {"op": "offer", "member": config["member"],
+                                 "fresh_within": config["delay"] + config["turn_seconds"]})
+        answer = read_line(lambda wait: conn.recv(1), 60)
+        if not answer.get("go"):
+            say("no backup from %s: %s" % (config["member"], answer.get("reason")))
+            return 0
+        say("%s copies itself (%s) as %s" % (config["member"], why, answer["name"]))
+        started = time.time()
+        try:
+            try:
+                header = method.start(answer["name"])
+            except Exception as err:  # pylint: disable=broad-except  # the backup host records why; the unit fails
+                send_line(conn.sendall, {"abort": "the %s failed: %s" % (config["method"], err)})
+                say("the backup of %s failed: the %s failed: %s" % (config["member"], config["method"], err))
+                return 1
+            send_line(conn.sendall, dict(header, member=config["member"], method=config["method"], started=started))
+            conn.settimeout(None)   # the tool writes to the socket itself: it must block, not fail with EAGAIN
+            copy = subprocess.run(method.stream(), stdout=conn.fileno(), stderr=subprocess.PIPE, check=False)
+            conn.shutdown(socket.SHUT_WR)
+            result = read_line(lambda wait: conn.recv(1) if select.select([conn], [], [], wait)[0] else b"",
+                               config["timeout"])
+        finally:
+            method.finish()
+    if copy.returncode != 0 or not result.get("ok"):
+        say("the backup of %s did not land: %s exit %s (%s); the backup host says: %s"
+            % (config["member"], method.stream()[0], copy.returncode,
+               copy.stderr.decode(errors="replace").strip()[-300:], result.get("message")))
+        return 1
+    say("backup %s landed on the backup host in %.1f s: %s" % (answer["name"], time.time() - started,
+                                                               result.get("message")))
+    unmet = method.gate()
+    if unmet:
+        say("after the backup, %s is not healthy: %s" % (config["member"], unmet))
+        return 1
+    return 0
+
+
+# ---- on the backup host ------------------------------------------------------------------------------------------
+
+def peer_address():
+    peer = socket.socket(fileno=os.dup(0)).getpeername()[0]
+    return peer[7:] if peer.startswith("::ffff:") else peer
+
+
+def read_stdin_byte(wait):
+    return os.read(0, 1) if select.select([0], [], [], wait)[0] else b""
+
+
+def record(repository, attempt):
+    status = read_json(os.path.join(repository, mysql_backup.STATUS), {})
+    status["last_attempt"] = attempt
+    if attempt["outcome"] == "complete":
+        status["last_good"] = attempt
+    write_json(os.path.join(repository, mysql_backup.STATUS), status)
+
+
+def run(argv, failure, timeout, stdin=None):
+    """Run one step of a receipt; RuntimeError naming what failed and the tool's last words."""
+    done = subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError("%s (%s exit %d: %s)" % (failure, argv[0], done.returncode,
+                                                    done.stderr.decode(errors="replace").strip()[-300:]))
+
+
+def reply(value):
+    send_line(lambda data: os.write(1, data), value)
+
+
+def receive(config):
+    peer = peer_address()
+    members = config["members"]
+    offer = read_line(read_stdin_byte, 60)
+    member = offer.get("member")
+    if members.get(member) != peer:
+        say("refused an offer from %s naming %r: not a member's address (%s)" % (peer, member, members))
+        reply({"go": False, "reason": "%s is not the address of a member of %s" % (peer, config["cluster_group"])})
+        return 1
+    repository = config["repository"]
+    os.makedirs(repository, mode=0o700, exist_ok=True)
+    lock = open(os.path.join(repository, LOCK), "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        receiving = ""
+    except (IOError, OSError):
+        receiving = (read_json(os.path.join(repository, RECEIVING), {}) or {}).get("member", "another member")
+    answer = mysql_backup.receiver_answer(mysql_backup.read_backups(repository), time.time(),
+                                          float(offer.get("fresh_within", 0)), receiving)
+    if not answer["go"]:
+        say("no backup from %s: %s" % (member, answer["reason"]))
+        reply(answer)
+        return 0
+    name = "%s-%s" % (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()), member)
+    path = os.path.join(repository, name)
+    attempt = {"name": name, "member": member, "offered": time.time()}
+    write_json(os.path.join(repository, RECEIVING), attempt)
+    reply(dict(answer, name=name))
+    try:
+        header = read_line(read_stdin_byte, config["timeout"])
+        if "abort" in header:
+            raise RuntimeError(header["abort"])
+        if header.get("method") != config["method"]:
+            raise RuntimeError("a %s backup offered to the receiver of %s backups"
+                               % (header.get("method"), config["method"]))
+        os.mkdir(path, 0o700)
+        extract = (["tar", "-x", "--no-overwrite-dir", "-C", path] if config["method"] == "clone"
+                   else [config["stream"], "-x", "-C", path])
+        run(extract, "the stream did not unpack whole", config["timeout"], stdin=0)
+        extra = {}
+        if config["method"] == "galera":
+            # applied here, so the member does no more work and the copy is ready to restore at once
+            run([config["tool"], "--prepare", "--target-dir=%s" % path], "the copy did not prepare",
+                config["timeout"])
+            with open(os.path.join(path, config["galera_info"])) as handle:
+                extra = {"galera_info": handle.read().strip(), "prepared": True}
+        source_host = header.get("source_host")
+        source = source_host if source_host in members else next(
+            (name for name, address in members.items() if address == source_host), source_host)
+        description = {"member": member, "source": source,
+                       "cluster_group": config["cluster_group"], "method": header.get("method"),
+                       "scheduled": True, "gtid_executed_before": header.get("gtid_executed_before"),
+                       "gtid_executed_after": header.get("gtid_executed_after"),
+                       "started": header.get("started"), "finished": time.time(), "complete": True}
+        description.update(extra)
+        write_json(os.path.join(path, mysql_backup.DESCRIPTION), description)
+        latest = os.path.join(repository, "latest")
+        if os.path.lexists(latest):
+            os.remove(latest)
+        os.symlink(path, latest)
+        old_backups, old_logs = mysql_backup.expired(mysql_backup.read_backups(repository),
+                                                     mysql_backup.read_archives(repository), config["keep"])
+        for directory in old_backups:
+            shutil.rmtree(directory)
+        for log in old_logs:
+            os.remove(log)
+        message = "%s complete; kept %d backup(s), removed %d backup(s) and %d archived log(s)" % (
+            name, config["keep"], len(old_backups), len(old_logs))
+        attempt.update(outcome="complete", finished=description["finished"], message=message)
+        record(repository, attempt)
+        say(message)
+        reply({"ok": True, "message": message})
+        return 0
+    except Exception as err:  # recorded for the status and the check, then the member's unit fails on the reply
+        attempt.update(outcome="failed", finished=time.time(), message=str(err))
+        record(repository, attempt)
+        say("the backup from %s failed: %s" % (member, err))
+        try:
+            reply({"ok": False, "message": str(err)})
+        except OSError:
+            pass
+        return 1
+    finally:
+        os.remove(os.path.join(repository, RECEIVING))
+
+
+def check(config):
+    repository = config["repository"]
+    backups = mysql_backup.read_backups(repository) if os.path.isdir(repository) else []
+    status = mysql_backup.repository_status(backups, mysql_backup.read_status(repository).get("last_attempt"),
+                                            time.time(), config["max_age"])
+    say("%s: %s" % (config["cluster_group"], status["reason"]))
+    return 0 if status["ok"] else 1
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("send", "receive", "check"):
+        say("usage: %s send|receive|check CONFIG" % sys.argv[0])
+        return 2
+    config = read_json(sys.argv[2])
+    if config is None:
+        say("cannot read %s" % sys.argv[2])
+        return 2
+    return {"send": send, "receive": receive, "check": check}[sys.argv[1]](config)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

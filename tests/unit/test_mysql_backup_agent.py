@@ -1,0 +1,125 @@
+"""The scheduled backups' receiver (roles/percona_server/files/dbops_mysql_backup.py receive), run for real: the agent
+as systemd starts it for one connection (the connection on its stdin and stdout), a client on localhost speaking
+the members' side of the protocol with a real tar stream."""
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+AGENT = os.path.join(REPO, "roles", "percona_server", "files", "dbops_mysql_backup.py")
+COLLECTIONS = os.path.join(REPO, ".collections")
+
+
+def receive(tmp_path, members, keep=2):
+    """(client socket, agent process, repository): the agent receiving one connection from the test."""
+    repository = tmp_path / "repo"
+    config = tmp_path / "ledger.json"
+    config.write_text(json.dumps({"cluster_group": "ledger", "repository": str(repository), "keep": keep,
+                                  "members": members, "timeout": 20, "max_age": 3600, "method": "clone"}))
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    client = socket.create_connection(listener.getsockname(), timeout=20)
+    accepted = listener.accept()[0]
+    listener.close()
+    agent = subprocess.Popen([sys.executable, AGENT, "receive", str(config)], stdin=accepted, stdout=accepted,
+                             stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=COLLECTIONS))
+    accepted.close()
+    return client, agent, repository
+
+
+def ask(client, message):
+    client.sendall((json.dumps(message) + "\n").encode())
+
+
+def answer(client):
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = client.recv(1)
+        assert byte, "the receiver closed without answering (%r)" % line
+        line += byte
+    return json.loads(line.decode())
+
+
+def copy_of_a_data_directory():
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name, content in (("./mysql.ibd", b"dictionary"), ("./app/t.ibd", b"rows")):
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            archive.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+def test_a_members_backup_lands_described_with_latest_and_a_status(tmp_path):
+    client, agent, repository = receive(tmp_path, {"db1": "10.0.0.1", "db2": "127.0.0.1"})
+    ask(client, {"op": "offer", "member": "db2", "fresh_within": 60})
+    go = answer(client)
+    assert go["go"] and go["name"].endswith("-db2"), go
+    ask(client, {"member": "db2", "method": "clone", "started": 1.0, "source_host": "10.0.0.1",
+                 "gtid_executed_before": "u:1-5", "gtid_executed_after": "u:1-7"})
+    client.sendall(copy_of_a_data_directory())
+    client.shutdown(socket.SHUT_WR)
+    result = answer(client)
+    assert agent.wait(20) == 0, agent.stderr.read()
+    assert result["ok"] and "complete" in result["message"], result
+    backup = repository / go["name"]
+    assert (backup / "app" / "t.ibd").read_bytes() == b"rows"
+    description = json.loads((backup / "dbops-backup.json").read_text())
+    assert (description["member"], description["source"], description["complete"], description["scheduled"]) == (
+        "db2", "db1", True, True)
+    assert description["gtid_executed_after"] == "u:1-7"
+    assert os.readlink(str(repository / "latest")) == str(backup)
+    status = json.loads((repository / "dbops-backup-status.json").read_text())
+    assert status["last_good"]["name"] == go["name"] and status["last_attempt"]["outcome"] == "complete"
+    assert oct((repository / "dbops-backup-status.json").stat().st_mode & 0o777) == "0o600"
+    assert not (repository / ".dbops-backup.receiving").exists()
+
+    # the next member's turn finds it fresh
+    client, agent, repository = receive(tmp_path, {"db1": "127.0.0.1", "db2": "10.0.0.2"})
+    ask(client, {"op": "offer", "member": "db1", "fresh_within": 120})
+    fresh = "%s (of db2) finished 0 s ago, within this turn's 120 s" % go["name"]
+    assert answer(client) == {"go": False, "reason": fresh}
+    assert agent.wait(20) == 0
+
+
+def test_a_stream_cut_short_is_recorded_as_failed_and_leaves_no_description(tmp_path):
+    client, agent, repository = receive(tmp_path, {"db2": "127.0.0.1"})
+    ask(client, {"op": "offer", "member": "db2", "fresh_within": 60})
+    go = answer(client)
+    ask(client, {"member": "db2", "method": "clone", "started": 1.0})
+    client.sendall(copy_of_a_data_directory()[:700])    # the member died mid-stream
+    client.shutdown(socket.SHUT_WR)
+    result = answer(client)
+    assert agent.wait(20) == 1
+    assert not result["ok"] and "did not unpack whole" in result["message"], result
+    assert not (repository / go["name"] / "dbops-backup.json").exists()
+    status = json.loads((repository / "dbops-backup-status.json").read_text())
+    assert status["last_attempt"]["outcome"] == "failed" and "last_good" not in status
+
+
+def test_a_member_whose_clone_failed_is_recorded(tmp_path):
+    client, agent, repository = receive(tmp_path, {"db2": "127.0.0.1"})
+    ask(client, {"op": "offer", "member": "db2", "fresh_within": 60})
+    answer(client)
+    ask(client, {"abort": "the clone failed: (1045) access denied"})
+    assert not answer(client)["ok"]
+    assert agent.wait(20) == 1
+    status = json.loads((repository / "dbops-backup-status.json").read_text())
+    assert status["last_attempt"]["message"] == "the clone failed: (1045) access denied"
+
+
+@pytest.mark.parametrize("members", [{"db2": "10.0.0.2"}, {"db1": "127.0.0.1"}])
+def test_an_offer_from_an_address_that_is_not_the_named_members_is_refused(tmp_path, members):
+    client, agent, repository = receive(tmp_path, members)
+    ask(client, {"op": "offer", "member": "db2", "fresh_within": 60})
+    refused = answer(client)
+    assert agent.wait(20) == 1
+    assert refused == {"go": False, "reason": "127.0.0.1 is not the address of a member of ledger"}
+    assert not repository.exists() or not os.listdir(str(repository))
