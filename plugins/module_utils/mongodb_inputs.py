@@ -11,7 +11,7 @@ Three kinds, each returning one sentence per problem that names the variable (ne
 - upgrade_package_errors: the package the upgrade playbooks are given for the target release (a file that is not
   on the controller, a version of another release).
 Pure functions, unit tested in tests/unit/test_mongodb_inputs.py; the role and the upgrade playbooks reach them
-through the filters mongodb_role_input_errors, mongodb_running_member_errors and mongodb_upgrade_package_errors.
+through the filters role_input_errors('mongodb'), mongodb_running_member_errors and mongodb_upgrade_package_errors.
 """
 from __future__ import absolute_import, division, print_function
 
