@@ -157,12 +157,26 @@ def same_cluster(state, others):
     return bool(identifier) and any(other.get("system_identifier") == identifier for other in others)
 
 
+# Beside the data directory (<data_dir>.dbops-seeding) from the moment the role empties a member to copy it until
+# that copy streams: a copy that died half way (a killed pg_basebackup or pgBackRest, a lost host) leaves a data
+# directory that may hold PG_VERSION and look like a server of its own; the marker says it is the role's unfinished
+# copy, so the next run copies it again instead of refusing it.
+SEEDING_MARKER_SUFFIX = ".dbops-seeding"
+
+
 def reseed_refusal(member, state, forced):
     """None when a replica-to-be may be emptied and copied again from the primary, else why not.
 
     state: what postgres_member_state read on the member just before (running, in_recovery, user_objects,
-    streaming_replicas). Only a member that holds nothing of the user's, or one the user named in
-    postgres_tuned_reseed, is emptied."""
+    streaming_replicas, seeding). Only a member that holds nothing of the user's, one the user named in
+    postgres_tuned_reseed, or the role's own unfinished copy (seeding) is emptied; never one that runs as a
+    primary, marker or not."""
+    if state.get("seeding"):
+        if state.get("running") and not state.get("in_recovery"):
+            return ("%s runs as a primary although the role's copy onto it never finished (%s is there): the "
+                    "role does not empty it; if it must become a replica, set postgres_tuned_reseed: true for it"
+                    % (member, SEEDING_MARKER_SUFFIX))
+        return None
     if forced or not state.get("has_data"):
         return None
     if state.get("running") and state.get("in_recovery"):

@@ -70,6 +70,12 @@ standby_signal:
   description: Whether the data directory is marked to start as a standby.
   returned: always
   type: bool
+seeding:
+  description:
+    - Whether the postgres_tuned role's copy into this data directory began and has not streamed yet (its marker
+      C(<data_dir>.dbops-seeding) is there) - what the directory holds is an unfinished copy, not a server's data.
+  returned: always
+  type: bool
 user_objects:
   description: Databases and tables of the user's (null when the server did not answer).
   returned: always
@@ -113,7 +119,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.dbops.clusters.plugins.module_utils import postgres_connection as pgc
-from ansible_collections.dbops.clusters.plugins.module_utils.postgres_replication import read_system_identifier
+from ansible_collections.dbops.clusters.plugins.module_utils.postgres_replication import (
+    SEEDING_MARKER_SUFFIX, read_system_identifier)
 from ansible_collections.dbops.clusters.plugins.module_utils.postgres_upgrade import major_of
 
 STATE_SQL = """
@@ -158,6 +165,7 @@ def read_files(data_dir):
         has_data=os.path.exists(os.path.join(data_dir, "PG_VERSION")),
         major=read_pg_version(data_dir),
         standby_signal=os.path.exists(os.path.join(data_dir, "standby.signal")),
+        seeding=os.path.exists(data_dir.rstrip("/") + SEEDING_MARKER_SUFFIX),
         system_identifier=read_system_identifier(os.path.join(data_dir, "global", "pg_control")),
         postmaster_alive=postmaster_alive(data_dir),
     )

@@ -157,3 +157,13 @@ def test_a_live_postmaster_is_told_from_a_stale_pid_file(tmp_path):
     assert pms.postmaster_alive(str(tmp_path)) is False          # alive, but not a postgres process
     (tmp_path / "postmaster.pid").unlink()
     assert pms.postmaster_alive(str(tmp_path)) is False
+
+
+def test_the_roles_own_unfinished_copy_is_copied_again_but_never_a_running_primary():
+    partial = {"has_data": True, "running": False, "seeding": True}
+    assert pr.reseed_refusal("pgs1", partial, False) is None
+    # the same directory without the marker: the role cannot tell it from a server's own data
+    assert "is not running" in pr.reseed_refusal("pgs1", dict(partial, seeding=False), False)
+    assert pr.reseed_refusal("pgs1", dict(partial, running=True, in_recovery=True), False) is None
+    refused = pr.reseed_refusal("pgs1", dict(partial, running=True, in_recovery=False, user_objects=3), False)
+    assert "runs as a primary although the role's copy onto it never finished" in refused
