@@ -281,3 +281,31 @@ def test_bad_input_is_refused_before_db_host_prepares_the_host(tmp_path, role, g
     assert words in output, output[-3000:]
     assert "db_host :" not in output, output[-3000:]
     assert "not-shown" not in output
+
+
+SCHEDULE_INPUTS = {"percona_server_backup_host": "localhost", "percona_server_schedule_group": "ledger",
+                   "percona_server_schedule_members": ["db1"], "percona_server_schedule_candidates": ["db1"],
+                   "percona_server_schedule_repository": "/var/backups/mysql/ledger",
+                   "percona_server_schedule_host_address": "127.0.0.1", "percona_server_schedule_service": "mysql",
+                   "percona_server_schedule_rule": "it replicates", "percona_server_schedule_receiver_settings": {},
+                   "percona_server_schedule_member_settings": {}, "percona_server_backup_schedule": "daily"}
+
+
+@pytest.mark.parametrize("changes, said", [
+    ({"percona_server_backup_schedule_turn": 0}, "percona_server_backup_schedule_turn=0 must be seconds from 1"),
+    ({"percona_server_backup_receiver_port": 80}, "percona_server_backup_receiver_port=80 must be a port"),
+    ({"percona_server_backup_max_age": 600}, "percona_server_backup_max_age=600 must be seconds, 3600 or more"),
+    ({"percona_server_schedule_candidates": []}, "no member of ledger may take a turn"),
+    ({"percona_server_backup_schedule": "every tuesday-ish"},
+     "percona_server_backup_schedule=every tuesday-ish is not a systemd calendar expression"),
+])
+def test_the_schedule_refuses_its_own_bad_inputs_naming_them(tmp_path, changes, said):
+    result = run_play(tmp_path, ["localhost"], "dbops.clusters.percona_server", "schedule_check.yml",
+                      dict(SCHEDULE_INPUTS, **changes))
+    assert result.returncode != 0 and said in result.stdout + result.stderr, result.stdout[-2000:]
+
+
+def test_the_schedule_accepts_a_calendar_systemd_reads(tmp_path):
+    result = run_play(tmp_path, ["localhost"], "dbops.clusters.percona_server", "schedule_check.yml",
+                      dict(SCHEDULE_INPUTS, percona_server_backup_schedule="*-*-* 02:30:00 UTC"))
+    assert result.returncode == 0, result.stdout[-2000:]

@@ -164,7 +164,14 @@ def test_scheduled_turns_the_first_member_copied_itself_and_the_others_found_it_
     assert schedule["status_rc"] == 0, schedule["status_said"]
 
 
-def test_the_scheduled_backup_is_prepared_described_and_latest(lab_hosts, sql):
+def test_an_empty_schedule_removed_the_timers_receiver_and_check_but_not_the_backups(schedule):
+    # unit files, settings files, backups: g5 keeps none of the schedule; gbk1 keeps its backups
+    left = schedule["left_after_removal"]
+    assert left["g5"][:2] == [0, 0], left
+    assert left["gbk1"][:2] == [0, 0] and left["gbk1"][2] >= 3, left
+
+
+def test_the_scheduled_backup_is_prepared_described_and_latest(lab_hosts, sql, schedule):
     gbk1 = lab_hosts["gbk1"]
     path = gbk1.run("readlink -f %s/latest", BACKUP_DIR).stdout.strip()
     description = json.loads(gbk1.file(path + "/dbops-backup.json").content_string)
@@ -180,5 +187,5 @@ def test_the_scheduled_backup_is_prepared_described_and_latest(lab_hosts, sql):
     g5 = lab_hosts["g5"]
     assert status(sql, g5)["wsrep_local_state_comment"] == "Synced" and status(sql, g5)["wsrep_cluster_size"] == "5"
     assert sql(g5, "SELECT @@wsrep_desync") == [["0"]]
-    assert SECRET not in gbk1.file("/etc/dbops/mysql-backup/galera.json").content_string
+    assert schedule["receiver_settings_hold_the_password"] is False
 
