@@ -35,11 +35,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
 
-from ansible_collections.dbops.clusters.plugins.module_utils import galera, galera_backup, mysql_backup  # noqa: E402
+from ansible_collections.dbops.clusters.plugins.module_utils import (  # noqa: E402
+    galera, galera_backup, gate, mysql_backup)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (  # noqa: E402
     Session, connect)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms  # noqa: E402
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_switchover import read_state  # noqa: E402
+from ansible_collections.dbops.clusters.plugins.module_utils.text_file import write_atomically  # noqa: E402
 
 LOCK = ".dbops-backup.lock"
 RECEIVING = ".dbops-backup.receiving"
@@ -50,10 +52,7 @@ def say(message):
 
 
 def write_json(path, value):
-    temporary = path + ".tmp"
-    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
-        json.dump(value, handle, indent=1, sort_keys=True)
-    os.rename(temporary, path)
+    write_atomically(path, json.dumps(value, indent=1, sort_keys=True), "0600")
 
 
 def read_json(path, default=None):
@@ -114,17 +113,14 @@ class Clone:
             shutil.rmtree(self.stage, ignore_errors=True)
 
     def gate(self):
-        """Wait until this replica replicates within the lag again (a clone takes a backup lock); the unmet state."""
-        deadline = time.time() + self.config["gate_timeout"]
-        while True:
+        """Wait until this replica replicates within the lag again (a clone takes a backup lock)."""
+        def poll():
             replica = read_state(self.session, self.terms).get("replica")
             if replica is None or mysql_backup.replica_healthy(replica, self.config["max_lag"]):
-                return ""
-            if time.time() > deadline:
-                return "IO %s, SQL %s, lag %s s after %d s (max %d s)" % (
-                    replica.get("io_running"), replica.get("sql_running"), replica.get("lag"),
-                    self.config["gate_timeout"], self.config["max_lag"])
-            time.sleep(2)
+                return replica, []
+            return replica, ["IO %s, SQL %s, lag %s s (max %d s)" % (
+                replica.get("io_running"), replica.get("sql_running"), replica.get("lag"), self.config["max_lag"])]
+        return wait_for_health(self.config, poll)
 
 
 class GaleraCopy:
@@ -156,12 +152,16 @@ class GaleraCopy:
 
     def gate(self):
         """Wait until the member is Synced in the whole cluster again (it applies what queued while desynced)."""
-        deadline = time.time() + self.config["gate_timeout"]
-        while True:
-            problems = galera.health_problems(self.summary(), self.config["expected_size"])
-            if not problems or time.time() > deadline:
-                return "; ".join(problems)
-            time.sleep(1)
+        def poll():
+            summary = self.summary()
+            return summary, galera.health_problems(summary, self.config["expected_size"])
+        return wait_for_health(self.config, poll)
+
+
+def wait_for_health(config, poll):
+    """The member's gate after its copy, with the collection's gate policy: empty when healthy, else why not."""
+    outcome = gate.wait(poll, config["gate_timeout"], 2)
+    return "" if outcome["ok"] else gate.failure_message(config["member"], outcome)
 
 
 METHODS = {"clone": Clone, "galera": GaleraCopy}
@@ -211,9 +211,9 @@ def send(config):
         return 1
     say("backup %s landed on the backup host in %.1f s: %s" % (answer["name"], time.time() - started,
                                                                result.get("message")))
-    unmet = method.gate()
-    if unmet:
-        say("after the backup, %s is not healthy: %s" % (config["member"], unmet))
+    unhealthy = method.gate()
+    if unhealthy:
+        say("after the backup, %s" % unhealthy)
         return 1
     return 0
 
@@ -230,7 +230,7 @@ def read_stdin_byte(wait):
 
 
 def record(repository, attempt):
-    status = read_json(os.path.join(repository, mysql_backup.STATUS), {})
+    status = mysql_backup.read_status(repository)
     status["last_attempt"] = attempt
     if attempt["outcome"] == "complete":
         status["last_good"] = attempt
