@@ -4,12 +4,14 @@ the members' side of the protocol with a real tar stream."""
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import tarfile
 
 import pytest
+import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 AGENT = os.path.join(REPO, "roles", "percona_server", "files", "dbops_mysql_backup.py")
@@ -123,3 +125,30 @@ def test_an_offer_from_an_address_that_is_not_the_named_members_is_refused(tmp_p
     assert agent.wait(20) == 1
     assert refused == {"go": False, "reason": "127.0.0.1 is not the address of a member of ledger"}
     assert not repository.exists() or not os.listdir(str(repository))
+
+
+def test_the_role_installs_every_module_utils_file_the_agent_imports():
+    """The agent runs on hosts with only the module_utils files schedule_agent.yml copies beside it: the whole
+    import closure of the agent must be in that list (a new import would otherwise fail on every host at its
+    first turn, not here)."""
+    utils = os.path.join(REPO, "plugins", "module_utils")
+    imported = re.compile(r"plugins\.module_utils(?:\.(\w+))? import \(?\s*([\w,\s]+?)\)?\s*(?:#|$)", re.M)
+
+    def imports(path):
+        with open(path) as handle:
+            text = handle.read()
+        names = set()
+        for module, listed in imported.findall(text):
+            names |= {module} if module else {n.strip() for n in listed.split(",") if n.strip()}
+        return {n + ".py" for n in names if os.path.exists(os.path.join(utils, n + ".py"))}
+
+    closure, todo = set(), imports(AGENT)
+    while todo:
+        name = todo.pop()
+        closure.add(name)
+        todo |= imports(os.path.join(utils, name)) - closure
+    with open(os.path.join(REPO, "roles", "percona_server", "tasks", "schedule_agent.yml")) as handle:
+        tasks = yaml.safe_load(handle)
+    installed = next(t for t in tasks if t["name"] == "Name the schedule's files and settings")["vars"][
+        "percona_server_schedule_libraries"]
+    assert closure and closure <= set(installed), sorted(closure - set(installed))
