@@ -1,11 +1,12 @@
 """The scheduled backups' receiver (roles/percona_server/files/dbops_mysql_backup.py receive), run for real: the agent
 as systemd starts it for one connection (the connection on its stdin and stdout), a client on localhost speaking
-the members' side of the protocol with a real tar stream."""
+the members' side of the protocol in TLS with copy certificates, with a real tar stream."""
 import io
 import json
 import os
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import tarfile
@@ -13,17 +14,24 @@ import tarfile
 import pytest
 import yaml
 
+from ansible_collections.dbops.clusters.plugins.module_utils import copy_channel
+
+from copy_certs import copy_tls
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 AGENT = os.path.join(REPO, "roles", "percona_server", "files", "dbops_mysql_backup.py")
 COLLECTIONS = os.path.join(REPO, ".collections")
 
 
-def receive(tmp_path, members, keep=2):
-    """(client socket, agent process, repository): the agent receiving one connection from the test."""
+def start_agent(tmp_path, members, keep=2):
+    """(client socket, agent process, repository, certificates): the agent receiving one connection from the
+    test, as the backup host mbk."""
+    tls = copy_tls(tmp_path / "tls", ["mbk", "db1", "db2"], rogue=["db9"])
     repository = tmp_path / "repo"
     config = tmp_path / "ledger.json"
     config.write_text(json.dumps({"cluster_group": "ledger", "repository": str(repository), "keep": keep,
-                                  "members": members, "timeout": 20, "max_age": 3600, "method": "clone"}))
+                                  "members": members, "timeout": 20, "max_age": 3600, "method": "clone",
+                                  "tls": tls["mbk"]}))
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
@@ -33,20 +41,30 @@ def receive(tmp_path, members, keep=2):
     agent = subprocess.Popen([sys.executable, AGENT, "receive", str(config)], stdin=accepted, stdout=accepted,
                              stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=COLLECTIONS))
     accepted.close()
-    return client, agent, repository
+    return client, agent, repository, tls
 
 
-def ask(client, message):
-    client.sendall((json.dumps(message) + "\n").encode())
+def receive(tmp_path, members, keep=2, member="db2"):
+    """(the member's channel, agent process, repository): a member with the copy certificate of `member`."""
+    client, agent, repository, tls = start_agent(tmp_path, members, keep)
+    context = copy_channel._context(ssl.Purpose.SERVER_AUTH, tls[member])  # pylint: disable=protected-access
+    return copy_channel.Channel(context.wrap_socket(client, server_hostname="mbk")), agent, repository
 
 
-def answer(client):
-    line = b""
-    while not line.endswith(b"\n"):
-        byte = client.recv(1)
-        assert byte, "the receiver closed without answering (%r)" % line
-        line += byte
-    return json.loads(line.decode())
+def ask(channel, message):
+    channel.send_message(message)
+
+
+def answer(channel):
+    return channel.read_message(20)
+
+
+def stream(channel, data, exit_code=0, end=True):
+    """The member's side of the copy: the bytes in frames, the end frame and the tool's outcome."""
+    channel.sock.sendall(copy_channel.LENGTH.pack(len(data)) + data)
+    if end:
+        channel.sock.sendall(copy_channel.LENGTH.pack(0))
+        ask(channel, {"exit": exit_code, "sent": len(data), "words": "" if exit_code == 0 else "tar: write error"})
 
 
 def copy_of_a_data_directory():
@@ -66,11 +84,10 @@ def test_a_members_backup_lands_described_with_latest_and_a_status(tmp_path):
     assert go["go"] and go["name"].endswith("-db2"), go
     ask(client, {"member": "db2", "method": "clone", "started": 1.0, "source_host": "10.0.0.1",
                  "gtid_executed_before": "u:1-5", "gtid_executed_after": "u:1-7"})
-    client.sendall(copy_of_a_data_directory())
-    client.shutdown(socket.SHUT_WR)
+    stream(client, copy_of_a_data_directory())
     result = answer(client)
     assert agent.wait(20) == 0, agent.stderr.read()
-    assert result["ok"] and "complete" in result["message"], result
+    assert result["ok"] and "complete (%d bytes)" % len(copy_of_a_data_directory()) in result["message"], result
     backup = repository / go["name"]
     assert (backup / "app" / "t.ibd").read_bytes() == b"rows"
     description = json.loads((backup / "dbops-backup.json").read_text())
@@ -84,26 +101,52 @@ def test_a_members_backup_lands_described_with_latest_and_a_status(tmp_path):
     assert not (repository / ".dbops-backup.receiving").exists()
 
     # the next member's turn finds it fresh
-    client, agent, repository = receive(tmp_path, {"db1": "127.0.0.1", "db2": "10.0.0.2"})
+    client, agent, repository = receive(tmp_path, {"db1": "127.0.0.1", "db2": "10.0.0.2"}, member="db1")
     ask(client, {"op": "offer", "member": "db1", "fresh_within": 120})
     fresh = "%s (of db2) finished 0 s ago, within this turn's 120 s" % go["name"]
     assert answer(client) == {"go": False, "reason": fresh}
     assert agent.wait(20) == 0
 
 
-def test_a_stream_cut_short_is_recorded_as_failed_and_leaves_no_description(tmp_path):
+def failed_backup(repository, go):
+    assert not (repository / go["name"] / "dbops-backup.json").exists()
+    status = json.loads((repository / "dbops-backup-status.json").read_text())
+    assert status["last_attempt"]["outcome"] == "failed" and "last_good" not in status
+    return status["last_attempt"]["message"]
+
+
+def test_a_stream_that_does_not_unpack_is_recorded_as_failed_and_leaves_no_description(tmp_path):
     client, agent, repository = receive(tmp_path, {"db2": "127.0.0.1"})
     ask(client, {"op": "offer", "member": "db2", "fresh_within": 60})
     go = answer(client)
     ask(client, {"member": "db2", "method": "clone", "started": 1.0})
-    client.sendall(copy_of_a_data_directory()[:700])    # the member died mid-stream
-    client.shutdown(socket.SHUT_WR)
+    stream(client, copy_of_a_data_directory()[:700])    # a damaged archive, sent whole
     result = answer(client)
     assert agent.wait(20) == 1
-    assert not result["ok"] and "did not unpack whole" in result["message"], result
-    assert not (repository / go["name"] / "dbops-backup.json").exists()
-    status = json.loads((repository / "dbops-backup-status.json").read_text())
-    assert status["last_attempt"]["outcome"] == "failed" and "last_good" not in status
+    assert not result["ok"] and "did not unpack whole (tar exit" in result["message"], result
+    assert "did not unpack whole" in failed_backup(repository, go)
+
+
+def test_a_copy_whose_tool_failed_on_the_member_is_not_complete_even_if_it_unpacked(tmp_path):
+    client, agent, repository = receive(tmp_path, {"db2": "127.0.0.1"})
+    ask(client, {"op": "offer", "member": "db2", "fresh_within": 60})
+    go = answer(client)
+    ask(client, {"member": "db2", "method": "clone", "started": 1.0})
+    stream(client, copy_of_a_data_directory(), exit_code=2)
+    assert not answer(client)["ok"]
+    assert agent.wait(20) == 1
+    assert failed_backup(repository, go) == "the member's copy failed (exit 2: tar: write error)"
+
+
+def test_a_connection_cut_mid_stream_is_recorded_as_failed(tmp_path):
+    client, agent, repository = receive(tmp_path, {"db2": "127.0.0.1"})
+    ask(client, {"op": "offer", "member": "db2", "fresh_within": 60})
+    go = answer(client)
+    ask(client, {"member": "db2", "method": "clone", "started": 1.0})
+    stream(client, copy_of_a_data_directory()[:700], end=False)    # the member died mid-stream
+    client.close()
+    assert agent.wait(20) == 1
+    assert "the connection closed before the rest of the stream" in failed_backup(repository, go)
 
 
 def test_a_member_whose_clone_failed_is_recorded(tmp_path):
@@ -117,13 +160,47 @@ def test_a_member_whose_clone_failed_is_recorded(tmp_path):
     assert status["last_attempt"]["message"] == "the clone failed: (1045) access denied"
 
 
+def test_an_offer_for_another_member_than_the_certificate_names_is_refused(tmp_path):
+    """db1's host (its certificate) cannot send a backup as db2, even from db2's address."""
+    client, agent, repository = receive(tmp_path, {"db1": "10.0.0.1", "db2": "127.0.0.1"}, member="db1")
+    ask(client, {"op": "offer", "member": "db2", "fresh_within": 60})
+    refused = answer(client)
+    assert agent.wait(20) == 1
+    assert refused == {"go": False, "reason": "127.0.0.1 (certificate of db1) is not member db2 of ledger"}
+    assert not repository.exists() or not os.listdir(str(repository))
+
+
+@pytest.mark.parametrize("certificate", ["db9", None])
+def test_a_connection_without_a_copy_certificate_is_refused_before_any_message(tmp_path, certificate):
+    client, agent, repository, tls = start_agent(tmp_path, {"db2": "127.0.0.1"})
+    if certificate:     # a certificate of another CA
+        context = copy_channel._context(ssl.Purpose.SERVER_AUTH, tls[certificate])  # pylint: disable=protected-access
+    else:               # TLS, but no client certificate
+        context = ssl.create_default_context(cafile=tls["mbk"]["ca"])
+    with pytest.raises((ssl.SSLError, OSError, copy_channel.CopyChannelError)):
+        channel = copy_channel.Channel(context.wrap_socket(client, server_hostname="mbk"))
+        ask(channel, {"op": "offer", "member": "db2", "fresh_within": 60})
+        answer(channel)
+    assert agent.wait(20) == 1
+    assert b"refused a connection from 127.0.0.1: the TLS handshake failed" in agent.stderr.read()
+    assert not repository.exists()
+
+
+def test_a_plain_tcp_connection_is_refused(tmp_path):
+    client, agent, repository, _tls = start_agent(tmp_path, {"db2": "127.0.0.1"})
+    client.sendall(b'{"op": "offer", "member": "db2", "fresh_within": 60}\n')
+    assert agent.wait(20) == 1
+    assert b"the TLS handshake failed" in agent.stderr.read()
+    assert not repository.exists()
+
+
 @pytest.mark.parametrize("members", [{"db2": "10.0.0.2"}, {"db1": "127.0.0.1"}])
 def test_an_offer_from_an_address_that_is_not_the_named_members_is_refused(tmp_path, members):
     client, agent, repository = receive(tmp_path, members)
     ask(client, {"op": "offer", "member": "db2", "fresh_within": 60})
     refused = answer(client)
     assert agent.wait(20) == 1
-    assert refused == {"go": False, "reason": "127.0.0.1 is not the address of a member of ledger"}
+    assert refused == {"go": False, "reason": "127.0.0.1 (certificate of db2) is not member db2 of ledger"}
     assert not repository.exists() or not os.listdir(str(repository))
 
 

@@ -200,3 +200,33 @@ def test_the_receiver_admits_only_the_members(lab_hosts):
     assert '"go": true' not in answer.stdout, answer.stdout
     assert "not the address of a member" in answer.stdout or answer.rc != 0, (answer.rc, answer.stdout,
                                                                               answer.stderr)
+
+
+CONNECT_AS_THE_AGENT = """
+import sys
+sys.path.insert(0, "/usr/local/lib/dbops/python")
+from ansible_collections.dbops.clusters.plugins.module_utils import copy_channel
+tls = {"ca": "/etc/dbops/copy-tls/ca.pem", "cert": "/etc/dbops/copy-tls/cert.pem", "key": "/etc/dbops/copy-tls/key.pem"}
+try:
+    channel = copy_channel.connect("10.89.203.21", 4457, sys.argv[1], tls, timeout=10)
+    print("verified", ",".join(channel.peer_names()))
+    channel.close()
+except copy_channel.CopyChannelError as err:
+    print("refused", err)
+"""
+
+
+def test_the_scheduled_copies_travel_in_tls_that_verifies_both_ends(lab_hosts):
+    rep1, mbk1 = lab_hosts["rep1"], lab_hosts["mbk1"]
+    for host in (rep1, mbk1):
+        assert host.file("/etc/dbops/copy-tls/key.pem").mode == 0o600
+        assert host.file("/etc/dbops/copy-tls/key.pem").user == "root"
+    # the receiver proves it is mbk1 with the copy CA's certificate; a member told of another name refuses it
+    assert lab_hosts["rep1"].check_output("python3 -c %s mbk1", CONNECT_AS_THE_AGENT) == "verified mbk1"
+    refused = rep1.check_output("python3 -c %s rep2", CONNECT_AS_THE_AGENT)
+    assert refused.startswith("refused TLS with rep2") and "certificate" in refused, refused
+    # a member's address without TLS gets no answer: the receiver refuses the connection at the handshake
+    plain = rep1.run("python3 -c %s", OFFER_FROM_ELSEWHERE)
+    assert '"go"' not in plain.stdout, plain.stdout
+    journal = mbk1.check_output("journalctl -u 'dbops-mysql-backup-receive-mysql@*' -o cat --no-pager -n 50")
+    assert "refused a connection from 10.89.203.12: the TLS handshake failed" in journal, journal

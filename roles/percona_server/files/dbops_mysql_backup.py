@@ -8,14 +8,18 @@
 #                   whether it copies itself (mysql_backup.scheduled_turn: a replica that replicates within the lag,
 #                   or the only server; galera_backup.scheduled_turn: Synced in a Primary component of all
 #                   members), offers the backup to the backup host, copies itself, streams the copy and waits for
-#                   the backup host's word; then gates (replication within the lag, or Synced again).
+#                   the backup host's word; then gates (replication within the lag, or Synced again). The copy
+#                   travels in TLS (module_utils/copy_channel.py): the member verifies it reached the backup host
+#                   named in its settings, the backup host that the member's certificate names the member.
 #                   Exit 1 (the unit fails) when a backup this member took on did not land, or it did not come
 #                   back to health.
 #   receive CONFIG  on the backup host, one run per connection (socket activation, the connection on stdin and
-#                   stdout). Only the group's members may connect; one backup of a cluster at a time. Answers an
+#                   stdout). Only the group's members may connect (their addresses, then their copy certificates
+#                   naming the member the offer speaks for); one backup of a cluster at a time. Answers an
 #                   offer (mysql_backup.receiver_answer), unpacks the stream into <repository>/<name> (and prepares a
-#                   Galera copy), describes it (complete only when the whole stream landed and, for Galera, the
-#                   prepare succeeded), points latest at it, keeps the newest N complete
+#                   Galera copy), describes it (complete only when the whole stream landed, up to its end frame,
+#                   the member's tool exited 0 and, for Galera, the prepare succeeded), points latest at it, keeps
+#                   the newest N complete
 #                   backups (the playbook's retention) and records the outcome in dbops-backup-status.json.
 #   check CONFIG    on the backup host, from its timer: exit 1 (the unit fails) when the newest complete backup is
 #                   older than allowed, saying how old and how the last scheduled backup ended.
@@ -26,17 +30,17 @@
 import fcntl
 import json
 import os
-import select
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
 
 from ansible_collections.dbops.clusters.plugins.module_utils import (  # noqa: E402
-    galera, galera_backup, gate, mysql_backup)
+    copy_channel, galera, galera_backup, gate, mysql_backup)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (  # noqa: E402
     Session, connect)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms  # noqa: E402
@@ -63,19 +67,10 @@ def read_json(path, default=None):
         return default
 
 
-def send_line(write, value):
-    write((json.dumps(value) + "\n").encode())
-
-
-def read_line(read_byte, timeout):
-    """One JSON line, read a byte at a time (what follows it is the stream tar reads)."""
-    line, deadline = b"", time.time() + timeout
-    while not line.endswith(b"\n"):
-        byte = read_byte(max(deadline - time.time(), 0))
-        if not byte:
-            raise IOError("the connection closed or went silent (%d s) before a whole message" % timeout)
-        line += byte
-    return json.loads(line.decode())
+def tail(handle):
+    """The last words a tool wrote to its (temporary) error file."""
+    handle.seek(0)
+    return handle.read().decode(errors="replace").strip()[-300:]
 
 
 # ---- on a member -------------------------------------------------------------------------------------------------
@@ -180,10 +175,16 @@ def send(config):
     if not take:
         say("no backup from %s: %s" % (config["member"], why))
         return 0
-    with socket.create_connection((config["receiver_address"], config["receiver_port"]), timeout=30) as conn:
-        send_line(conn.sendall, {"op": "offer", "member": config["member"],
-                                 "fresh_within": config["delay"] + config["turn_seconds"]})
-        answer = read_line(lambda wait: conn.recv(1), 60)
+    try:
+        channel = copy_channel.connect(config["receiver_address"], config["receiver_port"], config["receiver_name"],
+                                       config["tls"])
+    except copy_channel.CopyChannelError as err:
+        say("the backup of %s did not start: %s" % (config["member"], err))
+        return 1
+    try:
+        channel.send_message({"op": "offer", "member": config["member"],
+                              "fresh_within": config["delay"] + config["turn_seconds"]})
+        answer = channel.read_message(60)
         if not answer.get("go"):
             say("no backup from %s: %s" % (config["member"], answer.get("reason")))
             return 0
@@ -193,24 +194,33 @@ def send(config):
             try:
                 header = method.start(answer["name"])
             except Exception as err:  # pylint: disable=broad-except  # the backup host records why; the unit fails
-                send_line(conn.sendall, {"abort": "the %s failed: %s" % (config["method"], err)})
+                channel.send_message({"abort": "the %s failed: %s" % (config["method"], err)})
                 say("the backup of %s failed: the %s failed: %s" % (config["member"], config["method"], err))
                 return 1
-            send_line(conn.sendall, dict(header, member=config["member"], method=config["method"], started=started))
-            conn.settimeout(None)   # the tool writes to the socket itself: it must block, not fail with EAGAIN
-            copy = subprocess.run(method.stream(), stdout=conn.fileno(), stderr=subprocess.PIPE, check=False)
-            conn.shutdown(socket.SHUT_WR)
-            result = read_line(lambda wait: conn.recv(1) if select.select([conn], [], [], wait)[0] else b"",
-                               config["timeout"])
+            channel.send_message(dict(header, member=config["member"], method=config["method"], started=started))
+            with tempfile.TemporaryFile() as errors:
+                tool = subprocess.Popen(method.stream(), stdout=subprocess.PIPE, stderr=errors)
+                try:
+                    sent = channel.send_stream(tool.stdout.fileno())
+                finally:
+                    tool.stdout.close()
+                    exit_code = tool.wait()
+                words = tail(errors)
+            channel.send_message({"exit": exit_code, "sent": sent, "words": words})
+            result = channel.read_message(config["timeout"])
         finally:
             method.finish()
-    if copy.returncode != 0 or not result.get("ok"):
-        say("the backup of %s did not land: %s exit %s (%s); the backup host says: %s"
-            % (config["member"], method.stream()[0], copy.returncode,
-               copy.stderr.decode(errors="replace").strip()[-300:], result.get("message")))
+    except (copy_channel.CopyChannelError, OSError) as err:
+        say("the backup of %s did not land: the connection to the backup host failed: %s" % (config["member"], err))
         return 1
-    say("backup %s landed on the backup host in %.1f s: %s" % (answer["name"], time.time() - started,
-                                                               result.get("message")))
+    finally:
+        channel.close()
+    if exit_code != 0 or not result.get("ok"):
+        say("the backup of %s did not land: %s exit %s (%s); the backup host says: %s"
+            % (config["member"], method.stream()[0], exit_code, words, result.get("message")))
+        return 1
+    say("backup %s landed on the backup host in %.1f s (%d bytes): %s"
+        % (answer["name"], time.time() - started, sent, result.get("message")))
     unhealthy = method.gate()
     if unhealthy:
         say("after the backup, %s" % unhealthy)
@@ -225,10 +235,6 @@ def peer_address():
     return peer[7:] if peer.startswith("::ffff:") else peer
 
 
-def read_stdin_byte(wait):
-    return os.read(0, 1) if select.select([0], [], [], wait)[0] else b""
-
-
 def record(repository, attempt):
     status = mysql_backup.read_status(repository)
     status["last_attempt"] = attempt
@@ -237,27 +243,59 @@ def record(repository, attempt):
     write_json(os.path.join(repository, mysql_backup.STATUS), status)
 
 
-def run(argv, failure, timeout, stdin=None):
+def run(argv, failure, timeout):
     """Run one step of a receipt; RuntimeError naming what failed and the tool's last words."""
-    done = subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout,
-                          check=False)
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout, check=False)
     if done.returncode != 0:
         raise RuntimeError("%s (%s exit %d: %s)" % (failure, argv[0], done.returncode,
                                                     done.stderr.decode(errors="replace").strip()[-300:]))
 
 
-def reply(value):
-    send_line(lambda data: os.write(1, data), value)
+def unpack(argv, channel, timeout):
+    """Feed the member's stream to the unpacking tool, to its end frame; RuntimeError when either side failed."""
+    with tempfile.TemporaryFile() as errors:
+        tool = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors)
+        try:
+            received = channel.receive_stream(tool.stdin.write, timeout)
+            tool.stdin.close()
+            exit_code = tool.wait(timeout)
+        except (copy_channel.CopyChannelError, OSError, subprocess.TimeoutExpired) as err:
+            tool.kill()
+            exit_code = tool.wait()
+            raise RuntimeError("the stream did not unpack whole: %s (%s exit %d: %s)"
+                               % (err, argv[0], exit_code, tail(errors)))
+        if exit_code != 0:
+            raise RuntimeError("the stream did not unpack whole (%s exit %d: %s)" % (argv[0], exit_code, tail(errors)))
+    sent = channel.read_message(60)
+    if sent.get("exit") != 0:
+        raise RuntimeError("the member's copy failed (exit %s: %s)" % (sent.get("exit"), sent.get("words")))
+    if sent.get("sent") != received:
+        raise RuntimeError("the member sent %s bytes, %d arrived" % (sent.get("sent"), received))
+    return received
 
 
 def receive(config):
     peer = peer_address()
+    try:
+        channel = copy_channel.accept(socket.socket(fileno=os.dup(0)), config["tls"])
+        offer = channel.read_message(60)
+    except copy_channel.CopyChannelError as err:
+        say("refused a connection from %s: %s" % (peer, err))
+        return 1
+    try:
+        return receive_offer(config, channel, peer, offer)
+    finally:
+        channel.close()
+
+
+def receive_offer(config, channel, peer, offer):
     members = config["members"]
-    offer = read_line(read_stdin_byte, 60)
     member = offer.get("member")
-    if members.get(member) != peer:
-        say("refused an offer from %s naming %r: not a member's address (%s)" % (peer, member, members))
-        reply({"go": False, "reason": "%s is not the address of a member of %s" % (peer, config["cluster_group"])})
+    if members.get(member) != peer or member not in channel.peer_names():
+        say("refused an offer from %s (certificate of %s) naming %r: not that member's address and certificate (%s)"
+            % (peer, ", ".join(channel.peer_names()), member, members))
+        channel.send_message({"go": False, "reason": "%s (certificate of %s) is not member %s of %s" % (
+            peer, ", ".join(channel.peer_names()), member, config["cluster_group"])})
         return 1
     repository = config["repository"]
     os.makedirs(repository, mode=0o700, exist_ok=True)
@@ -271,15 +309,15 @@ def receive(config):
                                           float(offer.get("fresh_within", 0)), receiving)
     if not answer["go"]:
         say("no backup from %s: %s" % (member, answer["reason"]))
-        reply(answer)
+        channel.send_message(answer)
         return 0
     name = "%s-%s" % (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()), member)
     path = os.path.join(repository, name)
     attempt = {"name": name, "member": member, "offered": time.time()}
     write_json(os.path.join(repository, RECEIVING), attempt)
-    reply(dict(answer, name=name))
+    channel.send_message(dict(answer, name=name))
     try:
-        header = read_line(read_stdin_byte, config["timeout"])
+        header = channel.read_message(config["timeout"])
         if "abort" in header:
             raise RuntimeError(header["abort"])
         if header.get("method") != config["method"]:
@@ -288,7 +326,7 @@ def receive(config):
         os.mkdir(path, 0o700)
         extract = (["tar", "-x", "--no-overwrite-dir", "-C", path] if config["method"] == "clone"
                    else [config["stream"], "-x", "-C", path])
-        run(extract, "the stream did not unpack whole", config["timeout"], stdin=0)
+        received = unpack(extract, channel, config["timeout"])
         extra = {}
         if config["method"] == "galera":
             # applied here, so the member does no more work and the copy is ready to restore at once
@@ -316,20 +354,20 @@ def receive(config):
             shutil.rmtree(directory)
         for log in old_logs:
             os.remove(log)
-        message = "%s complete; kept %d backup(s), removed %d backup(s) and %d archived log(s)" % (
-            name, config["keep"], len(old_backups), len(old_logs))
+        message = "%s complete (%d bytes); kept %d backup(s), removed %d backup(s) and %d archived log(s)" % (
+            name, received, config["keep"], len(old_backups), len(old_logs))
         attempt.update(outcome="complete", finished=description["finished"], message=message)
         record(repository, attempt)
         say(message)
-        reply({"ok": True, "message": message})
+        channel.send_message({"ok": True, "message": message})
         return 0
     except Exception as err:  # recorded for the status and the check, then the member's unit fails on the reply
         attempt.update(outcome="failed", finished=time.time(), message=str(err))
         record(repository, attempt)
         say("the backup from %s failed: %s" % (member, err))
         try:
-            reply({"ok": False, "message": str(err)})
-        except OSError:
+            channel.send_message({"ok": False, "message": str(err)})
+        except (copy_channel.CopyChannelError, OSError):
             pass
         return 1
     finally:
