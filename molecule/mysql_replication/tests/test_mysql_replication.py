@@ -51,6 +51,7 @@ def test_replicas_refuse_writes(lab_hosts, replica):
 
 
 def test_server_ids_are_unique(lab_hosts, sql):
-    # every server the role set up (mbk1, the backup host, runs none)
-    ids = {name: sql(host, "SELECT @@server_id")[0][0] for name, host in lab_hosts.items() if name != "mbk1"}
+    # every server the role set up (mbk1, the backup host, and mpx1, the proxy, run none)
+    ids = {name: sql(host, "SELECT @@server_id")[0][0] for name, host in lab_hosts.items()
+           if name not in ("mbk1", "mpx1")}
     assert len(ids) == 4 and len(set(ids.values())) == len(ids), ids

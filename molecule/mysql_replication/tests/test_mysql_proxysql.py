@@ -1,0 +1,69 @@
+"""The writer through ProxySQL on mpx1 during the switchover drill (drill/proxied: "id epoch proxy" per
+acknowledged commit, and each row's @@hostname of the server that wrote it): the proxy followed each switchover by
+itself (its read_only monitor; the inventory declares no writer), no acknowledged commit was lost, and the write
+gap through the proxy is printed and bounded like the direct writer's."""
+import json
+import os
+import time
+
+import pytest
+
+WRITER_RECORD = os.path.join("drill", "proxied")
+# The direct writer's bound (test_mysql_switchover.py) plus ProxySQL's read_only check (every 1.5 s) that moves
+# the writer hostgroup, and its wait for a writer (mysql-connect_timeout_server_max) while there is none.
+GAP_LIMIT = 20.0
+
+
+@pytest.fixture(scope="module")
+def notes(drill):
+    with open(os.path.join(os.path.dirname(drill["dir"]), "switchovers.json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@pytest.fixture(scope="module")
+def acks(drill):
+    with open(os.path.join(drill["dir"], "acks.log"), encoding="utf-8") as handle:
+        return [(int(ident), float(epoch)) for ident, epoch, _ in (line.split() for line in handle if line.strip())]
+
+
+def longest_pause(acks, start, within=60.0):
+    """The longest time between two consecutive acknowledged commits from `start` for `within` seconds."""
+    times = [epoch for _, epoch in acks if start - 1 <= epoch <= start + within]
+    assert len(times) > 10, "the writer through the proxy hardly committed around %.3f" % start
+    return max(later - earlier for earlier, later in zip(times, times[1:]))
+
+
+def test_the_write_gap_through_the_proxy_is_bounded(notes, acks, capsys):
+    out, back = longest_pause(acks, notes["first"]["at"]), longest_pause(acks, notes["second"]["at"])
+    with capsys.disabled():
+        print("\nwrite gap through ProxySQL: src -> %s %.2f s, back %.2f s (bound %.0f s)"
+              % (notes["first"]["plan"]["target"], out, back, GAP_LIMIT))
+    assert 0 < out < GAP_LIMIT and 0 < back < GAP_LIMIT, (out, back)
+
+
+def test_the_proxy_sent_the_writes_to_each_source_in_turn(lab_hosts, sql, notes, drill):
+    """Rows in commit order, each with the server that wrote it: src, then the new source, then src again."""
+    nodes = [row[0] for row in sql(lab_hosts["src"], "SELECT node FROM app.proxied ORDER BY id")]
+    runs = [node for index, node in enumerate(nodes) if index == 0 or nodes[index - 1] != node]
+    assert runs == ["src", notes["first"]["plan"]["target"], "src"], runs
+    assert len(drill["acked"]) > 100
+
+
+@pytest.mark.parametrize("member", ["src", "rep1", "rep2"])
+def test_every_commit_acknowledged_through_the_proxy_is_on_every_server(lab_hosts, sql, drill, member):
+    deadline = time.time() + 30
+    while True:
+        present = {int(row[0]) for row in sql(lab_hosts[member], "SELECT id FROM app.proxied")}
+        missing = sorted(drill["acked"] - present)
+        if not missing or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert not missing, "%s lacks %d acknowledged ids, first %s" % (member, len(missing), missing[:10])
+
+
+def test_the_proxy_writes_to_the_source_the_servers_name_and_reads_from_all(lab_hosts, proxysql_admin):
+    rows = proxysql_admin(lab_hosts["mpx1"], "SELECT hostgroup_id, hostname, status FROM runtime_mysql_servers")
+    writers = sorted(row["hostname"] for row in rows if str(row["hostgroup_id"]) == "10")
+    readers = sorted(row["hostname"] for row in rows if str(row["hostgroup_id"]) == "20")
+    assert writers == ["10.89.203.11"], rows
+    assert readers == ["10.89.203.11", "10.89.203.12", "10.89.203.13"], rows
