@@ -103,7 +103,7 @@ def test_initiate_then_expand_shrink_and_gate(five, tmp_path):
                        settings=FAST_SETTINGS, **login(nodes[0]))
     assert not again["changed"] and not again["members_differ"]
 
-    gate = run_module("mongodb_rs_health", tmp_path, expected_members=3, timeout=20, interval=0.2, **login(nodes[1]))
+    gate = run_module("mongodb_rs_health", tmp_path, expected_members=3, timeout=60, interval=0.2, **login(nodes[1]))
     assert gate["ok"], gate
 
     # Expand 3 -> 5 in one run; check mode first plans without changing anything.
@@ -126,7 +126,7 @@ def test_initiate_then_expand_shrink_and_gate(five, tmp_path):
     same = run_module("mongodb_rs_reconfigure", tmp_path, members=members_arg(nodes), wait_timeout=30,
                       **login(nodes[1]))
     assert not same["changed"] and same["plan"] == []
-    gate = run_module("mongodb_rs_health", tmp_path, expected_members=5, timeout=20, interval=0.2, **login(nodes[3]))
+    gate = run_module("mongodb_rs_health", tmp_path, expected_members=5, timeout=60, interval=0.2, **login(nodes[3]))
     assert gate["ok"], gate
 
     # Shrink 5 -> 3, removing the current primary: it steps down first.
@@ -150,7 +150,7 @@ def test_initiate_then_expand_shrink_and_gate(five, tmp_path):
         assert client(gone).admin.command("replSetGetStatus").get("myState") == 10
     # The priority-2 member takes over once caught up.
     wait_until(lambda: primary_node(five) is keep[0], timeout=10, what="priority takeover by %s" % keep[0].host)
-    gate = run_module("mongodb_rs_health", tmp_path, expected_members=3, timeout=20, interval=0.2, **login(keep[1]))
+    gate = run_module("mongodb_rs_health", tmp_path, expected_members=3, timeout=60, interval=0.2, **login(keep[1]))
     assert gate["ok"], gate
 
 
@@ -173,7 +173,7 @@ def test_health_gate_reports_lag_and_check_mode_never_fails(five, tmp_path):
         assert not looked.get("failed") and not looked["ok"] and looked["checks"] == 1
     finally:
         lagging.kill(signal.SIGCONT)
-    assert run_module("mongodb_rs_health", tmp_path, timeout=20, interval=0.2, **login(lagging))["ok"]
+    assert run_module("mongodb_rs_health", tmp_path, timeout=60, interval=0.2, **login(lagging))["ok"]
 
 
 def test_health_gate_fails_at_once_on_a_refused_login(five, tmp_path):
@@ -192,7 +192,7 @@ def test_stepdown_module(five, tmp_path):
     primary = primary_node(five)
     members = {m["host"] for m in client(primary).admin.command("replSetGetConfig")["config"]["members"]}
     secondary = next(n for n in five.nodes if n.host in members and n is not primary)
-    gate = run_module("mongodb_rs_health", tmp_path, timeout=20, interval=0.2, **login(primary))
+    gate = run_module("mongodb_rs_health", tmp_path, timeout=60, interval=0.2, **login(primary))
     assert gate["ok"], gate
     untouched = run_module("mongodb_rs_stepdown", tmp_path, **login(secondary))
     assert not untouched["changed"] and not untouched["was_primary"]
@@ -210,7 +210,7 @@ def test_stepdown_module(five, tmp_path):
         for node in others:
             node.kill(signal.SIGCONT)
     # Resumed members may call an election at once (their election timer ran out while stopped).
-    assert run_module("mongodb_rs_health", tmp_path, timeout=20, interval=0.2, **login(secondary))["ok"]
+    assert run_module("mongodb_rs_health", tmp_path, timeout=60, interval=0.2, **login(secondary))["ok"]
     primary = primary_node(five)
     done = run_module("mongodb_rs_stepdown", tmp_path, secondary_catch_up_period_secs=5, step_down_secs=30,
                       wait_timeout=20, **login(primary))
@@ -218,7 +218,7 @@ def test_stepdown_module(five, tmp_path):
 
 
 def test_fcv_module_checks_binaries(five, tmp_path):
-    assert run_module("mongodb_rs_health", tmp_path, timeout=20, interval=0.2, **login(primary_node(five)))["ok"]
+    assert run_module("mongodb_rs_health", tmp_path, timeout=60, interval=0.2, **login(primary_node(five)))["ok"]
     primary = primary_node(five)
     read = run_module("mongodb_fcv", tmp_path, **login(primary))
     assert read == dict(read, changed=False, fcv="8.0", before="8.0")
@@ -391,7 +391,7 @@ def test_gate_after_a_restart_waits_until_the_member_caught_up(five, tmp_path):
     writer = client(primary).test.get_collection("restart", write_concern=pymongo.WriteConcern(w=1))
     writer.insert_many([{"n": i} for i in range(50)])
     member.start()
-    gate = run_module("mongodb_rs_health", tmp_path, caught_up=True, timeout=20, interval=0.2, **login(member))
+    gate = run_module("mongodb_rs_health", tmp_path, caught_up=True, timeout=60, interval=0.2, **login(member))
     assert gate["ok"], gate
     assert client(member).test.restart.with_options(
         read_preference=pymongo.ReadPreference.SECONDARY_PREFERRED).count_documents({}) == 50

@@ -36,6 +36,7 @@ def test_good_input_passes(tmp_path):
     ({"pgbackrest_schedules": [{"type": "full", "on_calendar": "Sun", "user": "root"}]}, "pgbackrest_schedules"),
     ({"pgbackrest_schedules": {"type": "full", "on_calendar": "Sun"}}, "pgbackrest_schedules"),
     ({"pgbackrest_max_backup_age_hours": 0}, "pgbackrest_max_backup_age_hours"),
+    ({"pgbackrest_backup_standby": "always"}, "pgbackrest_backup_standby"),
 ])
 def test_bad_input_is_refused_naming_the_variable(tmp_path, change, names):
     variables = dict(GOOD, **change)

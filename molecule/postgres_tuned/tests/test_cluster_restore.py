@@ -97,3 +97,18 @@ def test_rpo_and_restore_time(drill, split, restored, capsys):
     # what is lost is what the writer committed after the last archived segment, up to the loss
     assert 0.0 <= figures["rpo"] <= drill["lost_epoch"] - drill["switch_epoch"] + 1.0
     assert 0 < seconds < 300
+
+
+def test_the_backup_taken_with_a_streaming_standby_copied_from_it(lab_hosts):
+    """pgbackrest_backup_standby (prefer) with pgs1 the stanza's second database host: pg1 starts the backup, pgs1
+    replays up to its start and gives the changed data files (pg1 only what a standby does not replicate)."""
+    drill_dir = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "cluster")
+    with open(os.path.join(drill_dir, "standby-backup.log"), encoding="utf-8") as handle:
+        log = handle.read()
+    assert "replay on the standby reached" in log, log[-2000:]
+    from_standby = log.count("backup file pgs1:")
+    from_primary = log.count("backup file pg1:")
+    print("\nincremental backup with a standby: %d file(s) copied from pgs1, %d from pg1" % (from_standby, from_primary))
+    assert from_standby > 0, (from_standby, from_primary)
+    conf = lab_hosts["bk1"].file("/etc/pgbackrest.conf").content_string
+    assert "backup-standby=prefer" in conf and "pg2-host=pgs1" in conf
