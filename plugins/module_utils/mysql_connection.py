@@ -86,6 +86,9 @@ def connection_kwargs(params):
         kwargs["port"] = params.get("login_port") or 3306
         if params.get("login_ca"):
             kwargs["ssl"] = {"ca": params["login_ca"]}
+        elif params.get("login_tls"):
+            # encrypted without a CA to verify the server with (ssl-mode=REQUIRED)
+            kwargs["ssl"] = {"check_hostname": False}
     elif "host" not in kwargs:
         socket_path = params.get("login_unix_socket") or kwargs.get("unix_socket")
         if not socket_path:

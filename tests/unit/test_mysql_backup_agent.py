@@ -204,10 +204,11 @@ def test_an_offer_from_an_address_that_is_not_the_named_members_is_refused(tmp_p
     assert not repository.exists() or not os.listdir(str(repository))
 
 
-def test_the_role_installs_every_module_utils_file_the_agent_imports():
-    """The agent runs on hosts with only the module_utils files schedule_agent.yml copies beside it: the whole
-    import closure of the agent must be in that list (a new import would otherwise fail on every host at its
-    first turn, not here)."""
+@pytest.mark.parametrize("agent", ["dbops_mysql_backup.py", "dbops_mysql_binlog_archive.py"])
+def test_the_role_installs_every_module_utils_file_each_agent_imports(agent):
+    """The agents run on hosts with only the module_utils files the role copies beside them
+    (percona_server_agent_libraries): the whole import closure of each must be in that list (a new import would
+    otherwise fail on every host at its first run, not here)."""
     utils = os.path.join(REPO, "plugins", "module_utils")
     imported = re.compile(r"plugins\.module_utils(?:\.(\w+))? import \(?\s*([\w,\s]+?)\)?\s*(?:#|$)", re.M)
 
@@ -219,13 +220,13 @@ def test_the_role_installs_every_module_utils_file_the_agent_imports():
             names |= {module} if module else {n.strip() for n in listed.split(",") if n.strip()}
         return {n + ".py" for n in names if os.path.exists(os.path.join(utils, n + ".py"))}
 
-    closure, todo = set(), imports(AGENT)
+    closure, todo = set(), imports(os.path.join(REPO, "roles", "percona_server", "files", agent))
     while todo:
         name = todo.pop()
         closure.add(name)
         todo |= imports(os.path.join(utils, name)) - closure
-    with open(os.path.join(REPO, "roles", "percona_server", "tasks", "schedule_agent.yml")) as handle:
-        tasks = yaml.safe_load(handle)
-    installed = next(t for t in tasks if t["name"] == "Name the schedule's files and settings")["vars"][
-        "percona_server_schedule_libraries"]
+    with open(os.path.join(REPO, "roles", "percona_server", "vars", "main.yml")) as handle:
+        role_vars = yaml.safe_load(handle)
+    assert agent in role_vars["percona_server_agents"]
+    installed = role_vars["percona_server_agent_libraries"]
     assert closure and closure <= set(installed), sorted(closure - set(installed))

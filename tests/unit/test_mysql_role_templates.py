@@ -101,15 +101,14 @@ def test_the_clone_plugin_is_loaded_unless_the_caller_loads_it(tmp_path):
     assert "plugin_load_add" not in settings
 
 
-def test_the_binlog_archive_unit_runs_the_script_with_settings_and_no_secret(tmp_path):
+def test_the_binlog_archive_unit_runs_the_service_with_its_settings_and_no_secret(tmp_path):
     text = render(tmp_path, "mysql-binlog-archive.service.j2", {
-        "percona_server_archive_followed": {"member": "db1"}, "dbops_cluster_group": "ledger",
-        "percona_server_backup_repository": "/var/backups/mysql/ledger",
+        "dbops_cluster_group": "ledger", "percona_server_backup_repository": "/var/backups/mysql/ledger",
         "percona_server_archive_conf_dir": "/etc/dbops/mysql-binlog"}, as_text=True)
-    assert "EnvironmentFile=/etc/dbops/mysql-binlog/ledger.env\n" in text
-    assert "ExecStart=/usr/local/lib/dbops/dbops-mysql-binlog-archive\n" in text
+    assert ("ExecStart=/usr/bin/python3 /usr/local/lib/dbops/dbops_mysql_binlog_archive.py "
+            "/etc/dbops/mysql-binlog/ledger.json\n") in text
     assert "Restart=always\n" in text and "UMask=0077\n" in text
-    assert "/var/backups/mysql/ledger/binlog/db1/" in text
+    assert "/var/backups/mysql/ledger/binlog/<source>/" in text
     assert "password" not in text.lower()
 
 

@@ -103,14 +103,16 @@ def test_the_restore_resumed_after_a_run_that_stopped_half_way(lab_hosts, drill)
 
 def test_each_switchover_pointed_the_archive_at_the_new_source(lab_hosts):
     # started on src before the switchover drill: the first switchover moved it to the promoted replica, the
-    # second back to src; each server's logs in a directory of its own
+    # second back to src, the promotion by hand to rep1, the last switchover back to src; each server's logs in a
+    # directory of its own, and the stream from src now
     mbk1 = lab_hosts["mbk1"]
     followed = sorted(mbk1.run("ls %s/binlog", REPOSITORY).stdout.split())
-    assert len(followed) == 2 and "src" in followed, followed
+    assert {"src", "rep1"} <= set(followed) <= {"src", "rep1", "rep2"}, followed
     for member in followed:
         logs = mbk1.run("ls %s/binlog/%s", REPOSITORY, member).stdout.split()
         assert any(name.startswith("binlog.") for name in logs), (member, logs)
-    assert "ARCHIVE_MEMBER=src\n" in mbk1.file("/etc/dbops/mysql-binlog/mysql.env").content_string
+    streams = [args for args in mbk1.run("ps -eo args").stdout.splitlines() if args.startswith("mysqlbinlog ")]
+    assert len(streams) == 1 and "--host=10.89.203.11 " in streams[0], streams
 
 
 def test_the_archive_runs_and_keeps_its_login_to_itself(lab_hosts):
@@ -123,7 +125,7 @@ def test_the_archive_runs_and_keeps_its_login_to_itself(lab_hosts):
     assert "molecule binlog" in login.content_string
     processes = mbk1.run("ps -eo args").stdout
     assert "mysqlbinlog" in processes and "molecule binlog" not in processes
-    for path in ("/etc/dbops/mysql-binlog/mysql.env", "/etc/systemd/system/dbops-mysql-binlog-mysql.service"):
+    for path in ("/etc/dbops/mysql-binlog/mysql.json", "/etc/systemd/system/dbops-mysql-binlog-mysql.service"):
         assert "molecule binlog" not in mbk1.file(path).content_string, path
 
 
@@ -230,3 +232,19 @@ def test_the_scheduled_copies_travel_in_tls_that_verifies_both_ends(lab_hosts):
     assert '"go"' not in plain.stdout, plain.stdout
     journal = mbk1.check_output("journalctl -u 'dbops-mysql-backup-receive-mysql@*' -o cat --no-pager -n 50")
     assert "refused a connection from 10.89.203.12: the TLS handshake failed" in journal, journal
+
+
+# The service reads the members every percona_server_binlog_archive_follow_seconds (10), exits when another is the
+# source, and systemd starts it again after 5 s; then rep1's newest log streams in. Measured: see the print.
+FOLLOW_LIMIT = 45.0
+
+
+def test_the_archive_followed_a_promotion_made_by_hand_by_itself():
+    with open(os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "hand_promotion.json")) as handle:
+        hand = json.load(handle)
+    took = hand["followed_at"] - hand["promoted_at"]
+    print("\nthe archive followed rep1, promoted by hand, in %.1f s (bound %.0f s)" % (took, FOLLOW_LIMIT))
+    assert hand["newest"] in hand["archived"], hand
+    assert 0 < took < FOLLOW_LIMIT, hand
+    said = "\n".join(hand["journal"])
+    assert "rep1 is the source now" in said and "streaming the binary logs of rep1" in said, said
