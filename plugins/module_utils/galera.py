@@ -110,6 +110,12 @@ WSREP_FIELDS = ("cluster_status", "local_state_comment", "cluster_size", "cluste
 _INT_FIELDS = ("cluster_size", "local_index", "last_committed")
 
 
+def read_wsrep_status(session):
+    """{Variable_name: Value} of the server's SHOW GLOBAL STATUS LIKE 'wsrep_%', read through a
+    module_utils.mysql_connection Session (the modules' and the backup agent's one read of it)."""
+    return dict((row["Variable_name"], row["Value"]) for row in session.fetch("SHOW GLOBAL STATUS LIKE 'wsrep_%'"))
+
+
 def wsrep_summary(status):
     """{Variable_name: Value} of SHOW GLOBAL STATUS LIKE 'wsrep_%' -> the fields the modules return, or None.
 

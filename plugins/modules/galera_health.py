@@ -118,10 +118,10 @@ def look(params, check_mode):
         return None, False, str(err)
     try:
         try:
-            rows = session.fetch("SHOW GLOBAL STATUS LIKE 'wsrep_%'")
+            status = galera.read_wsrep_status(session)
         except Exception as err:  # pylint: disable=broad-except  # the server going away mid-poll: retry
             return None, False, "SHOW GLOBAL STATUS failed: %s" % err
-        summary = galera.wsrep_summary(dict((row["Variable_name"], row["Value"]) for row in rows))
+        summary = galera.wsrep_summary(status)
         try:
             answers = session.value("SELECT 1") in (1, "1")
             error = None if answers else "SELECT 1 returned no row"

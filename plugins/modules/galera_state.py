@@ -195,8 +195,7 @@ def read_running(module):
             module.fail_json(msg="the server runs but refused the login: %s" % err, running=True)
         return False, None, None, None
     try:
-        rows = session.fetch("SHOW GLOBAL STATUS LIKE 'wsrep_%'")
-        status = dict((row["Variable_name"], row["Value"]) for row in rows)
+        status = galera.read_wsrep_status(session)
         variables = session.variables(["wsrep_on", "wsrep_cluster_name"])
         wsrep_on = variables.get("wsrep_on")
         clients = int(session.value(CLIENT_SESSIONS_QUERY) or 0)

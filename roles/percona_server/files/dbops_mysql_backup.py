@@ -125,8 +125,7 @@ class GaleraCopy:
         self.config, self.session, self.desynced = config, session, False
 
     def summary(self):
-        rows = self.session.fetch("SHOW GLOBAL STATUS LIKE 'wsrep_%'")
-        return galera.wsrep_summary(dict((row["Variable_name"], row["Value"]) for row in rows))
+        return galera.wsrep_summary(galera.read_wsrep_status(self.session))
 
     def turn(self):
         return galera_backup.scheduled_turn(self.summary(), self.config["expected_size"])
