@@ -8,6 +8,7 @@ importable (ansible_collections.dbops.clusters...) so tests compare values the w
 import json
 import os
 import sys
+import time
 
 import pytest
 import testinfra
@@ -41,6 +42,21 @@ def sql():
         result = host.run("$(command -v mariadb || command -v mysql) -N -B -e %s", query)
         assert result.rc == 0, result.stderr
         return [line.split("\t") for line in result.stdout.splitlines()]
+    return run
+
+
+@pytest.fixture(scope="session")
+def missing_acknowledged(sql):
+    """missing_acknowledged(host, table, acked, wait) -> the acknowledged ids (sorted) that app.<table> on that
+    server lacks, read again every second for up to `wait` seconds while some are missing (an asynchronous
+    replica may still be applying the last of them)."""
+    def run(host, table, acked, wait):
+        deadline = time.time() + wait
+        while True:
+            missing = sorted(acked - {int(row[0]) for row in sql(host, "SELECT id FROM app.%s" % table)})
+            if not missing or time.time() > deadline:
+                return missing
+            time.sleep(1)
     return run
 
 

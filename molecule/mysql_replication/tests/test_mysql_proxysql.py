@@ -4,7 +4,6 @@ itself (its read_only monitor; the inventory declares no writer), no acknowledge
 gap through the proxy is printed and bounded like the direct writer's."""
 import json
 import os
-import time
 
 import pytest
 
@@ -52,14 +51,9 @@ def test_the_proxy_sent_the_writes_to_each_source_in_turn(lab_hosts, sql, notes,
 
 
 @pytest.mark.parametrize("member", ["src", "rep1", "rep2"])
-def test_every_commit_acknowledged_through_the_proxy_is_on_every_server(lab_hosts, sql, drill, member):
-    deadline = time.time() + 30
-    while True:
-        present = {int(row[0]) for row in sql(lab_hosts[member], "SELECT id FROM app.proxied")}
-        missing = sorted(drill["acked"] - present)
-        if not missing or time.time() > deadline:
-            break
-        time.sleep(1)
+def test_every_commit_acknowledged_through_the_proxy_is_on_every_server(lab_hosts, missing_acknowledged, drill,
+                                                                       member):
+    missing = missing_acknowledged(lab_hosts[member], "proxied", drill["acked"], 30)
     assert not missing, "%s lacks %d acknowledged ids, first %s" % (member, len(missing), missing[:10])
 
 

@@ -67,10 +67,15 @@ def read_json(path, default=None):
         return default
 
 
+def last_words(output):
+    """The end of what a tool wrote to its standard error (bytes), for a message."""
+    return output.decode(errors="replace").strip()[-300:]
+
+
 def tail(handle):
     """The last words a tool wrote to its (temporary) error file."""
     handle.seek(0)
-    return handle.read().decode(errors="replace").strip()[-300:]
+    return last_words(handle.read())
 
 
 # ---- on a member -------------------------------------------------------------------------------------------------
@@ -246,8 +251,7 @@ def run(argv, failure, timeout):
     """Run one step of a receipt; RuntimeError naming what failed and the tool's last words."""
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout, check=False)
     if done.returncode != 0:
-        raise RuntimeError("%s (%s exit %d: %s)" % (failure, argv[0], done.returncode,
-                                                    done.stderr.decode(errors="replace").strip()[-300:]))
+        raise RuntimeError("%s (%s exit %d: %s)" % (failure, argv[0], done.returncode, last_words(done.stderr)))
 
 
 def unpack(argv, channel, timeout):
