@@ -175,6 +175,11 @@ class DrainError(Exception):
     """The backend cannot be drained or put back as asked (not a backend here, no other server to serve)."""
 
 
+def known_backend(memory_rows, hostname, port):
+    """Whether mysql_servers (memory_rows) has a row of hostname:port. Pure."""
+    return any(row["hostname"] == hostname and str(row["port"]) == str(port) for row in memory_rows)
+
+
 def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), hand_over=False):
     """What proxysql_drain does on one proxy: [(sql, args)] to run before LOAD MYSQL SERVERS TO RUNTIME (empty:
     nothing to change), and why. Pure; rows are mysql_servers rows as text ({hostgroup_id, hostname, port,
@@ -194,7 +199,7 @@ def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), h
     """
     port = str(port)
     mine = [row for row in memory_rows if row["hostname"] == hostname and str(row["port"]) == port]
-    if not mine:
+    if not known_backend(memory_rows, hostname, port):
         raise DrainError("%s:%s is not a backend of this proxy (no row of mysql_servers)" % (hostname, port))
     if state == "drained":
         if all(str(row["weight"]) == "0" for row in mine):
@@ -223,7 +228,7 @@ def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), h
             "%s in hostgroup %s" % (row["weight"], row["hostgroup_id"]) for row in mine))
         if held:
             reason += ("; hand-over: hostgroup %s keeps its new sessions waiting in the proxy until the monitor "
-                       "places the next writer" % ", ".join(held))
+                       "places a writer there again (the next primary, or the restarted source)" % ", ".join(held))
         else:
             reason += ", a Galera writer moves to the heaviest other member"
         return ([("UPDATE mysql_servers SET weight=0 WHERE hostname=%s AND port=%s", (hostname, int(port)))],

@@ -76,6 +76,13 @@ options:
         read-only. A hostgroup declared in C(mysql_servers) with no other server is still refused.
     type: bool
     default: false
+  skip_unknown:
+    description:
+      - Leave a backend this proxy does not route to (no row of C(mysql_servers)) alone, C(changed=false) and the
+        reason saying so, instead of refusing it. For callers that restart a server the proxies may not know
+        yet (a server new to the topology, restarted by its first converge before the proxies are converged).
+    type: bool
+    default: false
 requirements:
   - PyMySQL on the host the module runs on
 author:
@@ -135,7 +142,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_)
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    LOGIN_SPEC, PING_LOG_SQL, DrainError, admin_connection, answered_since, drain_plan, fetch_rows,
+    LOGIN_SPEC, PING_LOG_SQL, DrainError, admin_connection, answered_since, drain_plan, fetch_rows, known_backend,
     load_keeping_placements, proxy_placed_rows)
 
 try:
@@ -190,6 +197,7 @@ def main():
         state=dict(type="str", choices=["drained", "online"], default="drained"),
         drain_timeout=dict(type="int", default=30),
         hand_over=dict(type="bool", default=False),
+        skip_unknown=dict(type="bool", default=False),
     ), supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=PYMYSQL_IMPORT_ERROR)
@@ -206,6 +214,10 @@ def main():
         memory = fetch_rows(connection, "mysql_servers")
         disk = fetch_rows(connection, "disk.mysql_servers")
         runtime = fetch_rows(connection, "runtime_mysql_servers")
+        if params["skip_unknown"] and not known_backend(memory, hostname, port):
+            result["reason"] = "%s:%s is not a backend of this proxy (no row of mysql_servers): nothing to do" % (
+                hostname, port)
+            module.exit_json(**result)
         statements, result["reason"] = drain_plan(state, hostname, port, memory, disk, runtime, params["hand_over"])
         # The rows ProxySQL's monitors placed (the writer of a Group Replication group) stay through the load:
         # without them in mysql_servers the load would cut the connections in use on them (placed_rows says why).

@@ -3,7 +3,8 @@ put a backend back, refusals before any change."""
 import pytest
 
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    DrainError, answered_since, drain_plan, galera_monitor_hostgroups, load_keeping_placements, placed_rows)
+    DrainError, answered_since, drain_plan, galera_monitor_hostgroups, known_backend, load_keeping_placements,
+    placed_rows)
 
 
 def rows(*spec):
@@ -31,6 +32,25 @@ def test_a_backend_the_proxy_does_not_have_is_refused():
         drain_plan("drained", "g9", 3306, GALERA, GALERA)
     with pytest.raises(DrainError, match="not a backend"):
         drain_plan("drained", "g1", 3307, GALERA, GALERA)
+
+
+def test_known_backend_matches_address_and_port():
+    # skip_unknown leaves a backend without a row alone (a server new to the topology): only an exact match counts
+    assert known_backend(GALERA, "g2", 3306) and known_backend(GALERA, "g2", "3306")
+    assert not known_backend(GALERA, "g9", 3306) and not known_backend(GALERA, "g2", 3307)
+    assert not known_backend([], "g1", 3306)
+
+
+def test_an_async_source_drains_only_as_a_hand_over():
+    # every async server a reader (weight 1000 in 20); the read_only monitor placed src alone in the writer
+    # hostgroup 10 of the runtime: drained, its new writes wait in the proxy while it restarts
+    memory = rows((20, "src", 1000), (20, "rep1", 1000), (20, "rep2", 1000))
+    runtime = [dict(row, status="ONLINE") for row in rows((10, "src", 1000)) + memory]
+    with pytest.raises(DrainError, match="only server of runtime hostgroup 10"):
+        drain_plan("drained", "src", 3306, memory, memory, runtime)
+    statements, reason = drain_plan("drained", "src", 3306, memory, memory, runtime, hand_over=True)
+    assert statements and "hostgroup 10 keeps its new sessions waiting" in reason
+    assert drain_plan("drained", "rep1", 3306, memory, memory, runtime)[0]
 
 
 def test_a_drain_that_leaves_a_hostgroup_without_a_server_is_refused():

@@ -140,6 +140,17 @@ def test_percona_server_refuses_bad_values_naming_each_variable(tmp_path):
     assert "not-in-the-message" not in result.stdout
 
 
+def test_percona_server_refuses_proxies_it_cannot_drain_on(tmp_path):
+    # the proxies in front drain a server before its restart: inventory hosts, never a server of the topology
+    result = run_validate(tmp_path, REPLICATION, {"percona_server_proxies": ["px9", "src"],
+                                                  "percona_server_drain_timeout": -1})
+    assert result.returncode != 0
+    for expected in ("percona_server_proxies names px9, not hosts of the inventory",
+                     "percona_server_proxies names src, a member of the cluster itself",
+                     "percona_server_drain_timeout=-1"):
+        assert expected in result.stdout, result.stdout[-3000:]
+
+
 def test_percona_server_refuses_a_source_outside_the_inventory(tmp_path):
     inventory = REPLICATION.replace("percona_server_source: src}", "percona_server_source: srcc}", 1)
     result = run_validate(tmp_path, inventory)

@@ -63,3 +63,50 @@ def test_the_proxy_writes_to_the_source_the_servers_name_and_reads_from_all(lab_
     readers = sorted(row["hostname"] for row in rows if str(row["hostgroup_id"]) == "20")
     assert writers == ["10.89.203.11"], rows
     assert readers == ["10.89.203.11", "10.89.203.12", "10.89.203.13"], rows
+
+
+# ---- the rolling restart under a reader through the proxy (side_effect's second drill, drill/reader)
+# The longest time no read transaction completed while the servers restarted one by one: with each server drained
+# first, the other two serve every transaction (a few tenths of a second between completions, 4 sessions of 0.5 s).
+READ_PAUSE_LIMIT = 3.0
+
+
+@pytest.fixture(scope="module")
+def reader():
+    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "drill", "reader")
+    with open(os.path.join(directory, "summary.json"), encoding="utf-8") as handle:
+        summary = json.load(handle)
+    with open(os.path.join(directory, "window.json"), encoding="utf-8") as handle:
+        window = json.load(handle)
+    with open(os.path.join(directory, "transactions.log"), encoding="utf-8") as handle:
+        # "start end thread server outcome..."
+        transactions = [(float(start), float(end), server, outcome) for start, end, _, server, outcome
+                        in (line.strip().split(None, 4) for line in handle if line.strip())]
+    return {"summary": summary, "window": window, "transactions": transactions}
+
+
+def test_no_read_transaction_failed_while_every_server_restarted(reader, capsys):
+    """Each server was drained on the proxy before it stopped: its transactions in flight finished and new ones
+    went to the others. A transaction cut by a stop fails in the client (it is bound to one server)."""
+    summary, window = reader["summary"], reader["window"]
+    done = sorted(end for _, end, _, outcome in reader["transactions"]
+                  if outcome == "ok" and window["from"] <= end <= window["to"])
+    assert len(done) > 20, "the reader hardly ran during the rolling restart: %s" % summary
+    pause = max(later - earlier for earlier, later in zip([window["from"]] + done, done + [window["to"]]))
+    with capsys.disabled():
+        print("\nreads through ProxySQL during the rolling restart (%.0f s): %d transactions, %d failed, "
+              "longest pause %.2f s (bound %.0f s), served %s"
+              % (window["to"] - window["from"], len(done), summary["failed"], pause, READ_PAUSE_LIMIT,
+                 summary["served"]))
+    assert summary["failed"] == 0, summary["failures"]
+    assert pause < READ_PAUSE_LIMIT, pause
+
+
+def test_every_server_served_reads_before_and_after_its_restart(reader):
+    """The probe reached each server before the restarts (so each restart could have cut it), and each served
+    again once the last one was over (its weights back on the proxy)."""
+    window = reader["window"]
+    for server in ("src", "rep1", "rep2"):
+        ends = [end for _, end, name, outcome in reader["transactions"] if name == server and outcome == "ok"]
+        assert any(end < window["from"] for end in ends), "%s served no read before the restarts" % server
+        assert any(end > window["to"] for end in ends), "%s served no read after the restarts" % server
