@@ -180,7 +180,8 @@ def known_backend(memory_rows, hostname, port):
     return any(row["hostname"] == hostname and str(row["port"]) == str(port) for row in memory_rows)
 
 
-def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), hand_over=False):
+def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), hand_over=False,
+               shared_only=False):
     """What proxysql_drain does on one proxy: [(sql, args)] to run before LOAD MYSQL SERVERS TO RUNTIME (empty:
     nothing to change), and why. Pure; rows are mysql_servers rows as text ({hostgroup_id, hostname, port,
     weight, status}), memory_rows the whole memory table, disk_rows the whole disk table (the declared
@@ -194,7 +195,9 @@ def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), h
       unless hand_over: the caller moves the writer role right after (a Group Replication primary switch), so a
       runtime hostgroup left with no server of weight above 0 only holds its new sessions in the proxy (up to
       mysql-connect_timeout_server_max) until the monitor places the new writer; a declared hostgroup still
-      refuses, since no monitor fills it.
+      refuses, since no monitor fills it. With shared_only, a hostgroup the backend serves alone (declared or in
+      the runtime: an async source in the writer hostgroup) keeps it, and only its rows in the hostgroups it
+      shares go to weight 0: its reads move to the others while its writes go on until it stops.
     online: the weights of the disk table (what the proxysql role saved) back on the backend's rows.
     """
     port = str(port)
@@ -202,12 +205,13 @@ def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), h
     if not known_backend(memory_rows, hostname, port):
         raise DrainError("%s:%s is not a backend of this proxy (no row of mysql_servers)" % (hostname, port))
     if state == "drained":
-        if all(str(row["weight"]) == "0" for row in mine):
-            return [], "%s:%s has weight 0 already: no new connection goes to it" % (hostname, port)
+        alone = set()           # hostgroups it serves alone: kept (shared_only), else a hand-over or a refusal
         for hostgroup in sorted(set(str(row["hostgroup_id"]) for row in mine), key=int):
             others = [row for row in memory_rows if str(row["hostgroup_id"]) == hostgroup
                       and (row["hostname"], str(row["port"])) != (hostname, port) and str(row["weight"]) != "0"]
-            if not others:
+            if not others and shared_only:
+                alone.add(hostgroup)
+            elif not others:
                 raise DrainError("%s:%s is the only server of hostgroup %s with a weight above 0: drained, that "
                                  "hostgroup's traffic would have nowhere to go (switch its role to another server "
                                  "first)" % (hostname, port, hostgroup))
@@ -218,17 +222,31 @@ def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), h
             others = [row for row in runtime_rows if str(row["hostgroup_id"]) == hostgroup
                       and (row["hostname"], str(row["port"])) != (hostname, port)
                       and str(row["weight"]) != "0" and row.get("status") != "OFFLINE_HARD"]
-            if not others and not hand_over:
+            if others:
+                continue
+            if shared_only:
+                alone.add(hostgroup)
+            elif hand_over:
+                held.append(hostgroup)
+            else:
                 raise DrainError("%s:%s is the only server of runtime hostgroup %s: drained, that hostgroup's "
                                  "traffic would have nowhere to go (switch its role to another server first)"
                                  % (hostname, port, hostgroup))
-            if not others:
-                held.append(hostgroup)
-        reason = "weight 0 on every row of %s:%s (was %s): no new connection" % (hostname, port, ", ".join(
-            "%s in hostgroup %s" % (row["weight"], row["hostgroup_id"]) for row in mine))
+        drained = [row for row in mine if str(row["hostgroup_id"]) not in alone]
+        if all(str(row["weight"]) == "0" for row in drained):
+            return [], "%s:%s has weight 0 already%s: no new connection goes to it there" % (
+                hostname, port, " in every hostgroup it shares" if alone else "")
+        reason = "weight 0 on %s of %s:%s (was %s): no new connection" % (
+            "its rows in the hostgroups it shares" if alone else "every row", hostname, port, ", ".join(
+                "%s in hostgroup %s" % (row["weight"], row["hostgroup_id"]) for row in drained))
+        if alone:
+            reason += ("; hostgroup %s, which it serves alone, keeps it until it stops (shared_only)"
+                       % ", ".join(sorted(alone, key=int)))
+            return ([("UPDATE mysql_servers SET weight=0 WHERE hostgroup_id=%s AND hostname=%s AND port=%s",
+                      (int(row["hostgroup_id"]), hostname, int(port))) for row in drained], reason)
         if held:
             reason += ("; hand-over: hostgroup %s keeps its new sessions waiting in the proxy until the monitor "
-                       "places a writer there again (the next primary, or the restarted source)" % ", ".join(held))
+                       "places the next writer" % ", ".join(held))
         else:
             reason += ", a Galera writer moves to the heaviest other member"
         return ([("UPDATE mysql_servers SET weight=0 WHERE hostname=%s AND port=%s", (hostname, int(port)))],

@@ -76,6 +76,16 @@ options:
         read-only. A hostgroup declared in C(mysql_servers) with no other server is still refused.
     type: bool
     default: false
+  shared_only:
+    description:
+      - With I(state=drained), drain the backend only from the hostgroups other servers of weight above 0 also
+        serve; a hostgroup it serves alone (declared, or placed by a monitor in the runtime: an async source in
+        the writer hostgroup) keeps it at its weight. Its reads move to the other servers while its writes go on
+        until it stops: for a restart of a writer that keeps its role, where holding the writes in the proxy would
+        hold them for the whole restart and its gates instead of its few seconds down.
+      - Mutually exclusive with I(hand_over).
+    type: bool
+    default: false
   skip_unknown:
     description:
       - Leave a backend this proxy does not route to (no row of C(mysql_servers)) alone, C(changed=false) and the
@@ -197,8 +207,9 @@ def main():
         state=dict(type="str", choices=["drained", "online"], default="drained"),
         drain_timeout=dict(type="int", default=30),
         hand_over=dict(type="bool", default=False),
+        shared_only=dict(type="bool", default=False),
         skip_unknown=dict(type="bool", default=False),
-    ), supports_check_mode=True)
+    ), mutually_exclusive=[("hand_over", "shared_only")], supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=PYMYSQL_IMPORT_ERROR)
     params = module.params
@@ -218,7 +229,8 @@ def main():
             result["reason"] = "%s:%s is not a backend of this proxy (no row of mysql_servers): nothing to do" % (
                 hostname, port)
             module.exit_json(**result)
-        statements, result["reason"] = drain_plan(state, hostname, port, memory, disk, runtime, params["hand_over"])
+        statements, result["reason"] = drain_plan(state, hostname, port, memory, disk, runtime, params["hand_over"],
+                                                  params["shared_only"])
         # The rows ProxySQL's monitors placed (the writer of a Group Replication group) stay through the load:
         # without them in mysql_servers the load would cut the connections in use on them (placed_rows says why).
         placed = proxy_placed_rows(connection, memory, runtime, hostname, params["port"],
@@ -235,7 +247,9 @@ def main():
         after = dict(before, **dict(("hostgroup %s" % args[1], str(args[0])) for sql, args in statements
                                     if len(args) == 4))
         if state == "drained":
-            after = dict((key, "0") for key in before)
+            # one statement per hostgroup (shared_only), or one for every row
+            shared = set("hostgroup %s" % args[0] for sql, args in statements if len(args) == 3)
+            after = dict((key, "0" if not shared or key in shared else value) for key, value in before.items())
         result["diff"] = {"before": before, "after": after}
     if module.check_mode:
         module.exit_json(**result)
@@ -248,12 +262,16 @@ def main():
                 cursor.execute(sql, args or None)
         started = time.time()
         if state == "drained":
-            sql = ("SELECT COALESCE(SUM(ConnUsed), 0) FROM stats_mysql_connection_pool "
-                   "WHERE srv_host=%s AND srv_port=%s")
-            in_use = int(value(connection, sql, (hostname, port)))
+            # Only the drained hostgroups' connections (shared_only: one statement each): a hostgroup that keeps
+            # the backend goes on using it.
+            drained_hostgroups = [int(args[0]) for sql, args in statements if len(args) == 3]
+            sql = ("SELECT COALESCE(SUM(ConnUsed), 0) FROM stats_mysql_connection_pool WHERE srv_host=%s "
+                   "AND srv_port=%s" + (" AND hostgroup IN (%s)" % ", ".join(["%s"] * len(drained_hostgroups))
+                                        if drained_hostgroups else ""))
+            in_use = int(value(connection, sql, tuple([hostname, port] + drained_hostgroups)))
             while in_use and time.time() - started < params["drain_timeout"]:
                 time.sleep(POLL_S)
-                in_use = int(value(connection, sql, (hostname, port)))
+                in_use = int(value(connection, sql, tuple([hostname, port] + drained_hostgroups)))
             result.update(in_use=in_use, drained=in_use == 0, waited_s=round(time.time() - started, 2))
             result["reason"] += "; %s" % ("no connection in use after %.1f s" % result["waited_s"] if not in_use else
                                           "%d connection(s) still in use after %d s: they end when it stops"

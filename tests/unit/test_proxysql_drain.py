@@ -41,16 +41,28 @@ def test_known_backend_matches_address_and_port():
     assert not known_backend([], "g1", 3306)
 
 
-def test_an_async_source_drains_only_as_a_hand_over():
+def test_an_async_source_keeps_the_writer_hostgroup_it_serves_alone_with_shared_only():
     # every async server a reader (weight 1000 in 20); the read_only monitor placed src alone in the writer
-    # hostgroup 10 of the runtime: drained, its new writes wait in the proxy while it restarts
+    # hostgroup 10 of the runtime: shared_only drains its reader row only, its writes go on until it stops
     memory = rows((20, "src", 1000), (20, "rep1", 1000), (20, "rep2", 1000))
     runtime = [dict(row, status="ONLINE") for row in rows((10, "src", 1000)) + memory]
     with pytest.raises(DrainError, match="only server of runtime hostgroup 10"):
         drain_plan("drained", "src", 3306, memory, memory, runtime)
-    statements, reason = drain_plan("drained", "src", 3306, memory, memory, runtime, hand_over=True)
-    assert statements and "hostgroup 10 keeps its new sessions waiting" in reason
-    assert drain_plan("drained", "rep1", 3306, memory, memory, runtime)[0]
+    statements, reason = drain_plan("drained", "src", 3306, memory, memory, runtime, shared_only=True)
+    assert statements == [("UPDATE mysql_servers SET weight=0 WHERE hostgroup_id=%s AND hostname=%s AND port=%s",
+                           (20, "src", 3306))]
+    assert "hostgroup 10, which it serves alone, keeps it" in reason
+    # a replica shares every hostgroup: shared_only drains all of it, as a plain drain does
+    assert drain_plan("drained", "rep1", 3306, memory, memory, runtime, shared_only=True)[0] == [
+        ("UPDATE mysql_servers SET weight=0 WHERE hostname=%s AND port=%s", ("rep1", 3306))]
+    # its shared rows already at 0: nothing to do
+    drained = rows((20, "src", 0), (20, "rep1", 1000), (20, "rep2", 1000))
+    assert drain_plan("drained", "src", 3306, drained, memory, runtime, shared_only=True)[0] == []
+    # alone in a declared hostgroup too: kept, not refused
+    alone = rows((10, "src", 1000), (20, "src", 1000), (20, "rep1", 1000))
+    statements, dummy = drain_plan("drained", "src", 3306, alone, alone, shared_only=True)
+    assert statements == [("UPDATE mysql_servers SET weight=0 WHERE hostgroup_id=%s AND hostname=%s AND port=%s",
+                           (20, "src", 3306))]
 
 
 def test_a_drain_that_leaves_a_hostgroup_without_a_server_is_refused():

@@ -110,3 +110,33 @@ def test_every_server_served_reads_before_and_after_its_restart(reader):
         ends = [end for _, end, name, outcome in reader["transactions"] if name == server and outcome == "ok"]
         assert any(end < window["from"] for end in ends), "%s served no read before the restarts" % server
         assert any(end > window["to"] for end in ends), "%s served no read after the restarts" % server
+
+
+@pytest.fixture(scope="module")
+def restart_writer():
+    directory = os.path.join(os.environ["MOLECULE_EPHEMERAL_DIRECTORY"], "drill", "reader")
+    with open(os.path.join(directory, "writer.json"), encoding="utf-8") as handle:
+        summary = json.load(handle)
+    with open(os.path.join(directory, "acks.log"), encoding="utf-8") as handle:
+        acks = [(int(ident), float(epoch)) for ident, epoch, _ in (line.split() for line in handle if line.strip())]
+    return {"summary": summary, "acks": acks}
+
+
+def test_the_writes_through_the_proxy_during_the_rolling_restart(reader, restart_writer, capsys):
+    """The source, drained as a hand-over, leaves the proxy's writer hostgroup empty while it restarts: the proxy
+    holds the new writes until it is back."""
+    window, summary = reader["window"], restart_writer["summary"]
+    times = [epoch for _, epoch in restart_writer["acks"] if window["from"] <= epoch <= window["to"]]
+    assert len(times) > 10, "the writer hardly committed during the rolling restart: %s" % summary
+    pause = max(later - earlier for earlier, later in zip([window["from"]] + times, times + [window["to"]]))
+    with capsys.disabled():
+        print("\nwrites through ProxySQL during the rolling restart: %d acknowledged, %d failed %s, longest pause "
+              "%.2f s" % (len(times), summary["failed_commits"], summary["failures"], pause))
+
+
+@pytest.mark.parametrize("member", ["src", "rep1", "rep2"])
+def test_every_write_acknowledged_during_the_rolling_restart_is_on_every_server(lab_hosts, missing_acknowledged,
+                                                                                restart_writer, member):
+    acked = {ident for ident, _ in restart_writer["acks"]}
+    missing = missing_acknowledged(lab_hosts[member], "restarted", acked, 30)
+    assert acked and not missing, "%s lacks %d acknowledged ids, first %s" % (member, len(missing), missing[:10])
