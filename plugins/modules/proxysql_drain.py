@@ -209,11 +209,14 @@ def main():
         hand_over=dict(type="bool", default=False),
         shared_only=dict(type="bool", default=False),
         skip_unknown=dict(type="bool", default=False),
-    ), mutually_exclusive=[("hand_over", "shared_only")], supports_check_mode=True)
+    ), supports_check_mode=True)
     if not HAS_PYMYSQL:
         module.fail_json(msg=missing_required_lib("PyMySQL"), exception=PYMYSQL_IMPORT_ERROR)
     params = module.params
     hostname, port, state = params["hostname"], params["port"], params["state"]
+    if params["hand_over"] and params["shared_only"]:
+        module.fail_json(msg="hand_over and shared_only: choose one (leave a hostgroup it serves alone empty, or "
+                             "keep it there)")
     if params["drain_timeout"] < 0:
         module.fail_json(msg="drain_timeout=%s: must be 0 or more seconds" % params["drain_timeout"])
     result = dict(changed=False, reason="", queries=[])

@@ -122,16 +122,24 @@ def restart_writer():
     return {"summary": summary, "acks": acks}
 
 
+# The source restarts in place (its role kept): writes through the proxy stop from its stop until ProxySQL serves
+# it again (20.3 s when measured by hand: the restart, then the proxy's monitor finding it back). A switchover
+# first (mysql_switchover.yml, the gap above) avoids it.
+WRITE_PAUSE_LIMIT = 45.0
+
+
 def test_the_writes_through_the_proxy_during_the_rolling_restart(reader, restart_writer, capsys):
-    """The source, drained as a hand-over, leaves the proxy's writer hostgroup empty while it restarts: the proxy
-    holds the new writes until it is back."""
+    """Only the source's reads move before it stops (shared_only): it keeps the writer hostgroup it serves alone,
+    so writes go on until the stop and resume once it serves again."""
     window, summary = reader["window"], restart_writer["summary"]
     times = [epoch for _, epoch in restart_writer["acks"] if window["from"] <= epoch <= window["to"]]
     assert len(times) > 10, "the writer hardly committed during the rolling restart: %s" % summary
     pause = max(later - earlier for earlier, later in zip([window["from"]] + times, times + [window["to"]]))
     with capsys.disabled():
         print("\nwrites through ProxySQL during the rolling restart: %d acknowledged, %d failed %s, longest pause "
-              "%.2f s" % (len(times), summary["failed_commits"], summary["failures"], pause))
+              "%.2f s (bound %.0f s; the source's restart)" % (len(times), summary["failed_commits"],
+                                                               summary["failures"], pause, WRITE_PAUSE_LIMIT))
+    assert pause < WRITE_PAUSE_LIMIT, pause
 
 
 @pytest.mark.parametrize("member", ["src", "rep1", "rep2"])
