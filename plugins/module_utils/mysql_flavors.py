@@ -20,6 +20,9 @@ FLAVORS = {
         "config_dir": "/etc/mysql/mysql.conf.d",
         "default_series": "8.4",
         "percona_release_repo": "ps-84-lts",
+        # The repository of each release series the role installs (percona_server_version): Percona Server 8.0's
+        # packages are in ps-80, 8.4 LTS's in ps-84-lts.
+        "percona_release_repos": {"8.0": "ps-80", "8.4": "ps-84-lts"},
         # mysqlbinlog (the binary-log archive on a backup host, the replay of a restore) without a server
         "binlog_tools_packages": ["percona-server-client"],
         # Paths per OS family (ansible_facts.os_family). The roles install with apt: Debian and Ubuntu only.
@@ -32,6 +35,7 @@ FLAVORS = {
             "service": "mysql",
             "bootstrap_service": "mysql@bootstrap.service",
             "percona_release_repo": "pxc-84-lts",
+            "percona_release_repos": {"8.0": "pxc-80", "8.4": "pxc-84-lts"},
             "default_series": "8.4",
             "provider": "/usr/lib/galera4/libgalera_smm.so",
             "sst_method": "xtrabackup-v2",

@@ -13,9 +13,12 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_removed_options
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import FLAVORS, FlavorError
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_privileges import (
     DATABASE_LEVEL, MARIADB_ALIASES, MYSQL_STATIC_GLOBAL, PrivilegeError, key_kind, parse_priv_key,
     parse_priv_list, validate_account, validate_identifier)
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_tuning import plan_version
 from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
 
 MAX_SERVER_ID = 4294967295
@@ -191,11 +194,24 @@ OWNED_SETTINGS = {
 }
 
 
-def override_errors(overrides, prefix="percona_server_"):
-    """Overrides must be a dict of name: scalar; names and values are checked further by the tuning engine."""
+def removed_option_errors(overrides, prefix, flavor, version):
+    """The overrides the flavor's release series removed (mysql_removed_options), one sentence each naming the
+    release and the replacement. Renames with the same meaning are not refused: the plan translates them."""
+    if flavor not in FLAVORS or not isinstance(overrides, dict):
+        return []
+    try:
+        planned = plan_version(version or FLAVORS[flavor]["default_series"])
+    except FlavorError as err:
+        return ["%sversion=%r: %s" % (prefix, version, err)]
+    return mysql_removed_options.refusals(overrides, flavor, planned, "%soverrides.%%s" % prefix)
+
+
+def override_errors(overrides, prefix="percona_server_", flavor=None, version=None):
+    """Overrides must be a dict of name: scalar; names and values are checked further by the tuning engine.
+    With the flavor (and its release series) an override that series removed is refused here, before any change."""
     if not isinstance(overrides, dict):
         return ["%soverrides must be a dict of setting: value, got %r" % (prefix, overrides)]
-    errors = []
+    errors = removed_option_errors(overrides, prefix, flavor, version) if flavor else []
     for name, value in overrides.items():
         owner = OWNED_SETTINGS.get(str(name).strip().lower().replace("-", "_"))
         if prefix == "percona_server_" and owner:
@@ -274,7 +290,8 @@ def role_errors(inputs, prefix="percona_server_"):
     """Every refusal of a MySQL-family role's inputs: a dict of its variables without the role's prefix.
 
     percona_server and the cluster roles layered on it (pxc_galera, group_replication) share these checks;
-    `prefix` names the variables in the messages. Only the keys present are checked.
+    `prefix` names the variables in the messages. Only the keys present are checked; with `flavor` (and
+    `version`, the release series, empty for the flavor's default) the overrides that series removed are refused.
     """
     family = inputs.get("family", "mysql")
     errors = []
@@ -288,7 +305,7 @@ def role_errors(inputs, prefix="percona_server_"):
         except ValueError as err:
             errors.append("%saddress=%r: %s" % (prefix, inputs["address"], err))
     errors += file_name_errors(inputs, prefix)
-    errors += override_errors(inputs.get("overrides") or {}, prefix)
+    errors += override_errors(inputs.get("overrides") or {}, prefix, inputs.get("flavor"), inputs.get("version"))
     for index, database in enumerate(inputs.get("databases") or []):
         errors += schema_errors("%sdatabases[%d].name" % (prefix, index), (database or {}).get("name"))
     for index, user in enumerate(inputs.get("users") or []):

@@ -37,23 +37,29 @@ def known_options(module, binary):
     return read_binary(module, binary)[0]
 
 
-def series_refusal(series, installed, binary, flavor=None, installed_flavor=None):
+# How a server of an async topology moves to another series; the cluster roles name their own path.
+ASYNC_UPGRADE_PATH = ("one member at a time: the replicas first, then a switchover (playbooks/mysql_switchover.yml), "
+                      "then the old source (docs/upgrades.md)")
+
+
+def series_refusal(series, installed, binary, flavor=None, installed_flavor=None, variable="percona_server_version",
+                   upgrade_path=None):
     """Why the role must not plan for `series` ('8.4') on a host whose `binary` is version `installed` ('9.7.4'),
     or None. The role plans and writes for one series and never changes a server's version: planning for
     another series than the installed one would write options the installed server may not know. Judged only when
     the installed server is of the flavor asked for: another flavor's binary is the install the role would replace
-    (the percona flavor's path predicted in check mode on a MySQL host)."""
+    (the percona flavor's path predicted in check mode on a MySQL host). `variable` is the role variable that
+    asked for the series, `upgrade_path` how the role's topology moves to another series."""
     if not installed or not series or (flavor and installed_flavor and flavor != installed_flavor):
         return None
     wanted = str(series).split(".")[:2]
     have = str(installed).split(".")[:2]
     if wanted == have:
         return None
-    return ("percona_server_version asks for series %s, but %s is %s: the role plans for the installed series and "
-            "never changes a server's version. Nothing was written. Set percona_server_version to %s (empty means "
-            "the flavor's default series), or move the server to %s one member at a time: the replicas first, then "
-            "a switchover (playbooks/mysql_switchover.yml), then the old source (docs/upgrades.md)."
-            % (series, binary, installed, ".".join(have), series))
+    return ("%s asks for series %s, but %s is %s: the role plans for the installed series and never changes a "
+            "server's version. Nothing was written. Set %s to %s (empty means the flavor's default series), or move "
+            "the server to %s %s." % (variable, series, binary, installed, variable, ".".join(have), series,
+                                      upgrade_path or ASYNC_UPGRADE_PATH))
 
 
 def refusal(variable, names, known, binary):

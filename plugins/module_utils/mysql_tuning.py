@@ -26,6 +26,7 @@ import math
 import re
 from fractions import Fraction
 
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_removed_options
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import FLAVORS, FlavorError, parse_version
 
 KIB = 1024
@@ -46,6 +47,9 @@ MAX_CONNECTIONS_CAP = 10000
 TEMPTABLE_SHARE = 16           # TempTable's RAM at most 1/16 of the declared memory (128M of 2 GiB)
 
 MIN_VERSION = {"mysql": (5, 7, 9), "mariadb": (10, 6, 0)}
+# A version given as a series ("8.0", "8.4") plans for that series' current releases, which the package
+# repositories install: "8.0" is Percona Server 8.0.4x, not 8.0.0 (before innodb_redo_log_capacity, 8.0.30).
+SERIES_CURRENT = 9999
 DISK_TYPES = ("hdd", "ssd", "nvme")
 WORKLOADS = ("oltp", "read_mostly", "write_heavy")
 DURABILITY = ("durable", "relaxed", "ephemeral")
@@ -223,7 +227,7 @@ def normalize_facts(facts):
     family = FLAVORS[flavor_name]["family"]
     version_text = facts.get("version") or FLAVORS[flavor_name]["default_series"]
     try:
-        version = parse_version(version_text)
+        version = plan_version(version_text)
     except FlavorError as err:
         raise TuningInputError("version", "version: %s" % err)
     if version < MIN_VERSION[family]:
@@ -255,23 +259,32 @@ def normalize_facts(facts):
         "dedicated": dedicated,
         "flavor": flavor_name,
         "family": family,
-        "version": ".".join(str(part) for part in version),
+        "version": ".".join(str(part) for part in version[:2 if version[2] == SERIES_CURRENT else 3]),
         "durability": _choice_fact(facts, "durability", DURABILITY, "durable"),
     }
+
+
+def plan_version(text):
+    """The version tuple a plan is made for: '8.4.3' -> (8, 4, 3); a series '8.4' -> its current releases."""
+    version = parse_version(text)
+    if len(str(text).split("-", 1)[0].strip().split(".")) == 2:
+        version = version[:2] + (SERIES_CURRENT,)
+    return version
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Which variables exist, and which are dynamic
 
 
-def invalid_variable_reason(name, family, version):
-    """Why `name` must not appear in my.cnf for this family and version, or None when it may."""
+def invalid_variable_reason(name, family, version, flavor=None):
+    """Why `name` must not appear in my.cnf for this family (and flavor) and version, or None when it may.
+
+    For the MySQL family the options removed by a release come from mysql_removed_options (a rename there with
+    the same meaning is not refused but translated by the plan: see _Plan)."""
     if family == "mysql":
-        if version >= (8, 0, 0) and (name.startswith("query_cache_") or name in (
-                "innodb_file_format", "innodb_file_format_check", "innodb_file_format_max", "innodb_large_prefix",
-                "innodb_support_xa", "innodb_checksums", "tx_isolation", "tx_read_only", "innodb_undo_logs",
-                "innodb_locks_unsafe_for_binlog")):
-            return "%s was removed in MySQL 8.0" % name
+        found = mysql_removed_options.decision(name, "", flavor or "mysql", version)
+        if found and found["action"] == "refuse":
+            return found["reason"]
         if name == "innodb_redo_log_capacity" and version < (8, 0, 30):
             return "innodb_redo_log_capacity exists from MySQL 8.0.30; use innodb_log_file_size"
         if name in ("innodb_log_file_size", "innodb_log_files_in_group") and version >= (8, 0, 30):
@@ -360,21 +373,36 @@ class _Plan:
     def __init__(self, inputs, overrides):
         self.inputs = inputs
         self.family = inputs["family"]
-        self.version = parse_version(inputs["version"])
+        self.version = plan_version(inputs["version"])
         self.settings = {}
         self.warnings = []
         self.omitted = {}
         self.overrides = {}
+        self.translated = {}    # new name: (the override's name as given, why)
         for raw_name, value in (overrides or {}).items():
             name = _normalize_override_name(raw_name)
-            if name in self.overrides:
-                raise TuningInputError(name, "override %s is given twice (as %r and another spelling)"
-                                       % (name, raw_name))
-            invalid = invalid_variable_reason(name, self.family, self.version)
+            invalid = invalid_variable_reason(name, self.family, self.version, inputs["flavor"])
+            if not invalid and self.family == "mysql":
+                found = mysql_removed_options.decision(name, value, inputs["flavor"], self.version)
+                if found and found["action"] == "refuse":
+                    invalid = found["reason"]
+                elif found:
+                    self.translated[found["to"]] = (name, found["reason"])
+                    self.warnings.append("override %s is written as %s: %s" % (name, found["to"], found["reason"]))
+                    name = found["to"]
             if invalid:
                 raise TuningInputError(name, "override %s is not valid for %s %s: %s" % (
                     name, inputs["flavor"], inputs["version"], invalid))
+            if name in self.overrides:
+                raise TuningInputError(name, "override %s is given twice (as %r and another spelling)"
+                                       % (name, raw_name))
             self.overrides[name] = _parse_override(name, value)
+
+    def _override_reason(self, name):
+        if name in self.translated:
+            given, why = self.translated[name]
+            return "override by user as %s (%s)" % (given, why)
+        return "override by user"
 
     def overridden(self, name):
         """The parsed override value of `name`, or None."""
@@ -388,7 +416,7 @@ class _Plan:
             self.settings[name] = {
                 "value": over_text, "source": "override", "dynamic": is_dynamic(name, self.family, self.version),
                 "section": "mysqld",
-                "reason": "override by user; derived value was %s (%s)" % (text, reason.rstrip(".")),
+                "reason": "%s; derived value was %s (%s)" % (self._override_reason(name), text, reason.rstrip(".")),
             }
             return over_parsed
         self.settings[name] = {"value": text, "source": "derived", "reason": reason,
@@ -405,8 +433,8 @@ class _Plan:
             self.settings[name] = {
                 "value": text, "source": "override", "section": "mysqld",
                 "dynamic": is_dynamic(name, self.family, self.version),
-                "reason": "override by user; no rule derives %s for %s %s, so it is passed through as given" % (
-                    name, self.inputs["flavor"], self.inputs["version"]),
+                "reason": "%s; no rule derives %s for %s %s, so it is passed through as given" % (
+                    self._override_reason(name), name, self.inputs["flavor"], self.inputs["version"]),
             }
 
 
@@ -794,7 +822,8 @@ def recommend(facts, overrides=None):
     _pinned_defaults(plan)
     _temptable(plan)
     plan.add_remaining_overrides()
-    return {"settings": plan.settings, "inputs": inputs, "warnings": plan.warnings, "omitted": plan.omitted}
+    return {"settings": plan.settings, "inputs": inputs, "warnings": plan.warnings, "omitted": plan.omitted,
+            "translated": dict((given, new) for new, (given, dummy) in plan.translated.items())}
 
 
 # ---------------------------------------------------------------------------------------------------------------

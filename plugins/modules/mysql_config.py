@@ -92,6 +92,15 @@ options:
         health gate.
       - In check mode the file is read, never written.
     type: path
+  flavor:
+    description:
+      - With I(version), the flavor the settings are for (C(percona) or C(mysql)). Any setting that release
+        removed (C(module_utils/mysql_removed_options.py)) is refused before the file is written, naming the
+        release and its replacement; a renamed one too (the plan writes the new name).
+    type: str
+  version:
+    description: The release or series (C(8.4), C(9.7.4)) the settings are for; see I(flavor).
+    type: str
 extends_documentation_fragment:
   - dbops.clusters.mysql_login
 attributes:
@@ -178,7 +187,9 @@ unchecked:
 import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.dbops.clusters.plugins.module_utils import mysql_errors, mysql_server_options, mysql_settings
+from ansible_collections.dbops.clusters.plugins.module_utils import (
+    mysql_errors, mysql_removed_options, mysql_server_options, mysql_settings)
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_tuning import plan_version
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, LOGIN_ARGUMENT_SPEC, PYMYSQL_IMPORT_ERROR, ConnectionError_, Session, connect, pymysql)
 from ansible_collections.dbops.clusters.plugins.module_utils.text_file import mode_error, read_text, write_atomically
@@ -235,6 +246,22 @@ def keep_restart_pending(module, restart_reasons):
     return reasons, True
 
 
+def removed_settings(flavor, version, settings):
+    """Sentences refusing settings the flavor's release removed or renamed, or [] (nothing to judge without both)."""
+    if not flavor or not version:
+        return []
+    refused = []
+    for option in sorted(settings):
+        found = mysql_removed_options.decision(option, settings[option].get("value"), flavor, plan_version(version))
+        if found and found["action"] == "refuse":
+            refused.append("settings.%s: %s" % (option, found["reason"]))
+        elif found:
+            # The plan translates a user's override; a setting that still has the old name is a caller's bug.
+            refused.append("settings.%s: %s was removed in %s (%s); write %s" % (
+                option, found["key"], found["removed_in"], found["why"], found["to"]))
+    return refused
+
+
 def main():
     argument_spec = dict(
         path=dict(type="path", required=True),
@@ -249,6 +276,8 @@ def main():
         server_binary=dict(type="path"),
         override_variable=dict(type="str", default="overrides"),
         restart_pending_file=dict(type="path"),
+        flavor=dict(type="str"),
+        version=dict(type="str"),
     )
     argument_spec.update(LOGIN_ARGUMENT_SPEC)
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -267,6 +296,9 @@ def main():
         if not isinstance(setting, dict) or "value" not in setting:
             module.fail_json(msg="settings.%s must be a dict with at least 'value'" % option)
         settings[option] = setting
+    removed = removed_settings(module.params["flavor"], module.params["version"], settings)
+    if removed:
+        module.fail_json(msg="%s. Nothing was written." % "; ".join(removed))
     checked_against = check_option_names(module, settings)
 
     path, section = module.params["path"], module.params["section"]

@@ -64,6 +64,7 @@ options:
   version:
     description:
       - Server version, for example C(8.4.3), C(9.7.4) or C(11.8.2); defaults to the flavor's default series.
+        A series (C(8.0), C(8.4)) plans for its current releases.
       - Supported from MySQL/Percona 5.7.9 and MariaDB 10.6.
     type: str
   durability:
@@ -79,6 +80,9 @@ options:
       - Variable name to value; an override replaces the derived value and its reason records the derived one.
       - Sizes are validated and normalised (C(1.5G) becomes C(1536M)); variables that do not exist on the flavor
         and version are refused.
+      - An option the flavor's I(version) removed (C(module_utils/mysql_removed_options.py)) is refused naming the
+        release and its replacement; one renamed with the same meaning (C(group_replication_ip_whitelist),
+        C(tx_isolation)) is written under its new name, and its reason and a warning say so.
     type: dict
     default: {}
   server_binary:
@@ -91,6 +95,16 @@ options:
         for (8.4 for 8.4.3); another series is refused, since the plan would be for options the installed server
         may not have.
     type: path
+  version_variable:
+    description: The role variable that set I(version), named in the refusal of another series.
+    type: str
+    default: percona_server_version
+  upgrade_path:
+    description:
+      - How the caller's topology moves to another series, named in the refusal of another series (default the
+        async path - the replicas first, then a switchover with C(playbooks/mysql_switchover.yml), then the old
+        source).
+    type: str
 attributes:
   check_mode:
     support: full
@@ -157,6 +171,12 @@ omitted:
   returned: always
   type: dict
   sample: {innodb_buffer_pool_instances: "MariaDB 10.6+ has a single buffer pool; the variable was removed"}
+translated:
+  description: Overrides written under another name, the name given to the name written (a rename with the same
+    meaning in the target release).
+  returned: always
+  type: dict
+  sample: {group_replication_ip_whitelist: group_replication_ip_allowlist}
 mycnf:
   description: The settings rendered as my.cnf text, a C([mysqld]) section with a C(# reason) line before each setting.
   returned: always
@@ -202,28 +222,33 @@ def main():
             durability=dict(type="str", choices=["durable", "relaxed", "ephemeral"], default="durable"),
             overrides=dict(type="dict", default={}),
             server_binary=dict(type="path"),
+            version_variable=dict(type="str", default="percona_server_version"),
+            upgrade_path=dict(type="str"),
         ),
         supports_check_mode=True,
     )
     facts = dict((name, module.params[name]) for name in FACTS)
     known, installed, installed_flavor = mysql_server_options.read_binary(module, module.params["server_binary"])
     refused = mysql_server_options.series_refusal(module.params["version"], installed, module.params["server_binary"],
-                                                  module.params["flavor"], installed_flavor)
+                                                  module.params["flavor"], installed_flavor,
+                                                  module.params["version_variable"], module.params["upgrade_path"])
     if refused:
         module.fail_json(msg=refused, variable="version", installed_version=installed)
-    if known is not None:
-        message = mysql_server_options.refusal("overrides", module.params["overrides"], known,
-                                               module.params["server_binary"])
-        if message:
-            module.fail_json(msg=message, variable="overrides")
+    # The plan first: an option the target release removed is refused naming the release and its replacement,
+    # and a renamed one is translated, before the binary is asked about the names the plan would write.
     try:
         result = recommend(facts, module.params["overrides"])
     except TuningInputError as err:
         module.fail_json(msg=str(err), variable=err.variable)
+    if known is not None:
+        written = [name for name, setting in result["settings"].items() if setting["source"] == "override"]
+        message = mysql_server_options.refusal("overrides", written, known, module.params["server_binary"])
+        if message:
+            module.fail_json(msg=message, variable="overrides")
     for warning in result["warnings"]:
         module.warn(warning)
     module.exit_json(changed=False, settings=result["settings"], inputs=result["inputs"],
-                     omitted=result["omitted"], mycnf=render_mycnf(result))
+                     omitted=result["omitted"], translated=result["translated"], mycnf=render_mycnf(result))
 
 
 if __name__ == "__main__":

@@ -79,10 +79,10 @@ options:
   shared_only:
     description:
       - With I(state=drained), drain the backend only from the hostgroups other servers of weight above 0 also
-        serve; a hostgroup it serves alone (declared, or placed by a monitor in the runtime: an async source in
+        serve; a hostgroup it serves alone (declared, or placed by a monitor in the runtime, as an async source in
         the writer hostgroup) keeps it at its weight. Its reads move to the other servers while its writes go on
-        until it stops: for a restart of a writer that keeps its role, where holding the writes in the proxy would
-        hold them for the whole restart and its gates instead of its few seconds down.
+        until it stops. For the restart of a writer that keeps its role, where emptying its hostgroup would hold
+        the writes in the proxy through the whole restart and its gates, not only while it is down.
       - Mutually exclusive with I(hand_over).
     type: bool
     default: false

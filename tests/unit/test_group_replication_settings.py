@@ -131,3 +131,21 @@ def test_tls_verifies_identity_in_group_communication_and_recovery():
     assert settings["loose_group_replication_recovery_ssl_ca"]["value"] == "/etc/mysql/tls/ca.pem"
     plain = render(group_replication_tls=False)
     assert not [name for name in plain if "ssl_mode" in name or "ssl_verify" in name or "ssl_ca" in name], plain
+
+
+# The release series Group Replication runs on: Percona Server 8.0 and 8.4 (flavor percona), MySQL 8.4 and the
+# lab's 9.7 (flavor mysql). Nothing the role renders may be an option one of them removed or renamed.
+TARGETS = [("percona", "8.0"), ("percona", "8.4"), ("mysql", "8.4"), ("mysql", "9.7")]
+
+
+@pytest.mark.parametrize("flavor, series", TARGETS)
+@pytest.mark.parametrize("variables", [{}, {"group_replication_single_primary": False},
+                                       {"group_replication_tls": False, "group_replication_start_on_boot": False}])
+def test_nothing_rendered_is_removed_in_any_supported_series(flavor, series, variables):
+    from ansible_collections.dbops.clusters.plugins.module_utils import mysql_removed_options
+    from ansible_collections.dbops.clusters.plugins.module_utils.mysql_tuning import plan_version
+
+    settings = render(**variables)
+    assert settings
+    for option, setting in settings.items():
+        assert mysql_removed_options.decision(option, setting["value"], flavor, plan_version(series)) is None, option

@@ -5,6 +5,7 @@ import os
 import pwd
 
 import pytest
+import yaml
 
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.dbops.clusters.plugins.module_utils import mysql_errors as errors
@@ -589,3 +590,55 @@ def test_mysql_tuning_refuses_a_series_the_installed_binary_is_not(tmp_path, mon
     assert "percona_server_version asks for series 8.4" in result["msg"]
     result = run_module(mysql_tuning, dict(base, version="9.7"), monkeypatch, capsys)
     assert not result.get("failed"), result
+
+
+def test_the_series_refusal_names_the_layers_variable_and_upgrade_path(tmp_path, monkeypatch, capsys):
+    """pxc_galera and group_replication plan through percona_server's plan.yml: the refusal names their variable and
+    their path, not the async one."""
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_tuning
+    binary = tmp_path / "mysqld"
+    binary.write_text("#!/bin/sh\ncat <<'HELP'\n" + MYSQLD_HELP + "\nHELP\n")
+    binary.chmod(0o755)
+    result = run_module(mysql_tuning, {"memory_mb": 2048, "cpus": 2, "flavor": "mysql", "version": "8.4",
+                                       "server_binary": str(binary), "version_variable": "pxc_galera_version",
+                                       "upgrade_path": "one member at a time with playbooks/rolling_upgrade_galera.yml"},
+                        monkeypatch, capsys)
+    assert result["failed"]
+    assert result["msg"].startswith("pxc_galera_version asks for series 8.4, but %s is 9.7.4" % binary)
+    assert "Set pxc_galera_version to 9.7" in result["msg"]
+    assert result["msg"].endswith("move the server to 8.4 one member at a time with "
+                                  "playbooks/rolling_upgrade_galera.yml.")
+    assert "mysql_switchover" not in result["msg"]
+    roles = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
+    with open(os.path.join(roles, "pxc_galera", "tasks", "plan.yml"), encoding="utf-8") as handle:
+        galera = [task for task in yaml.safe_load(handle) if task.get("ansible.builtin.include_role", {}).get(
+            "tasks_from") == "plan.yml"][0]["vars"]
+    assert galera["percona_server_version_variable"] == "pxc_galera_version"
+    assert "playbooks/rolling_upgrade_galera.yml" in galera["percona_server_upgrade_path"]
+    with open(os.path.join(roles, "group_replication", "tasks", "server.yml"), encoding="utf-8") as handle:
+        group = [task for task in yaml.safe_load(handle) if task.get("ansible.builtin.include_role", {}).get(
+            "tasks_from") == "plan.yml"][0]["vars"]
+    assert "primary last" in group["percona_server_upgrade_path"]
+    assert "not written yet" in group["percona_server_upgrade_path"]
+
+
+def test_mysql_tuning_refuses_a_removed_override_before_asking_the_binary(tmp_path, monkeypatch, capsys):
+    """The lab's 9.7 binary does not know expire_logs_days either; the plan's refusal comes first, naming the
+    release and the replacement, and a translated name is what the binary is asked about."""
+    from ansible_collections.dbops.clusters.plugins.modules import mysql_tuning
+    binary = tmp_path / "mysqld"
+    binary.write_text("#!/bin/sh\ncat <<'HELP'\n" + MYSQLD_HELP + "\nHELP\n")
+    binary.chmod(0o755)
+    base = {"memory_mb": 2048, "cpus": 2, "flavor": "mysql", "version": "9.7", "server_binary": str(binary)}
+    result = run_module(mysql_tuning, dict(base, overrides={"expire_logs_days": 7}), monkeypatch, capsys)
+    assert result["failed"] and result["variable"] == "expire_logs_days"
+    assert "expire_logs_days was removed in MySQL 8.2.0" in result["msg"]
+    assert "use binlog_expire_logs_seconds instead" in result["msg"]
+    # This trimmed --help lists no transaction-isolation: the name the binary is asked about is the new one.
+    result = run_module(mysql_tuning, dict(base, overrides={"tx_isolation": "READ-COMMITTED"}), monkeypatch, capsys)
+    assert result["failed"] and result["variable"] == "overrides"
+    assert result["msg"].startswith("overrides: transaction_isolation not known to %s" % binary), result["msg"]
+    result = run_module(mysql_tuning, dict(base, server_binary=str(tmp_path / "absent"),
+                                           overrides={"tx_isolation": "READ-COMMITTED"}), monkeypatch, capsys)
+    assert result["translated"] == {"tx_isolation": "transaction_isolation"}, result
+    assert result["settings"]["transaction_isolation"]["value"] == "READ-COMMITTED"

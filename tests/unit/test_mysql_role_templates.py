@@ -10,9 +10,10 @@ import sys
 
 import pytest
 
-from ansible_collections.dbops.clusters.plugins.module_utils import mysql_settings
+from ansible_collections.dbops.clusters.plugins.module_utils import mysql_removed_options, mysql_settings
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import flavor_on
-from ansible_collections.dbops.clusters.plugins.module_utils.mysql_tuning import invalid_variable_reason, parse_version
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_tuning import (
+    invalid_variable_reason, parse_version, plan_version, recommend)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEMPLATES = os.path.join(REPO, "roles", "percona_server", "templates")
@@ -135,3 +136,32 @@ def test_base_settings_render_for_percona(tmp_path, case):
         assert settings["ssl_ca"]["value"] == "/etc/mysql/tls/ca.pem"
         assert settings["ssl_key"]["value"] == "/etc/mysql/tls/server-key.pem"
         assert settings["require_secure_transport"]["value"] == "ON"
+
+
+# Every release series the role installs or runs: Percona Server 8.0 and 8.4, MySQL 8.4 and the lab's 9.7.
+TARGETS = [("percona", "8.0"), ("percona", "8.4"), ("mysql", "8.4"), ("mysql", "9.7")]
+
+
+@pytest.fixture(scope="module")
+def rendered_cases(tmp_path_factory):
+    """base_settings.yml.j2 rendered for each case (a source, a replica with TLS, no clone plugin)."""
+    cases = dict(CASES, without_clone={"percona_server_load_clone": False})
+    return dict((case, render(tmp_path_factory.mktemp(case), "base_settings.yml.j2", dict(DEFAULTS, **variables)))
+                for case, variables in cases.items())
+
+
+@pytest.mark.parametrize("flavor, series", TARGETS)
+def test_nothing_the_role_renders_is_removed_in_the_series(rendered_cases, flavor, series):
+    """The option file the role writes (the tuning plan plus the base settings, as configure.yml combines them)
+    holds no option the series removed or renamed (module_utils/mysql_removed_options.py), for every workload and
+    durability profile the engine plans."""
+    version = plan_version(series)
+    plans = [recommend({"memory_mb": memory, "cpus": 4, "flavor": flavor, "version": series, "workload": workload,
+                        "durability": durability, "disk_type": "hdd"})["settings"]
+             for memory in (1024, 65536) for workload in ("oltp", "write_heavy")
+             for durability in ("durable", "ephemeral")]
+    for base in rendered_cases.values():
+        for plan in plans:
+            settings = dict(plan, **base)
+            for option, setting in settings.items():
+                assert mysql_removed_options.decision(option, setting["value"], flavor, version) is None, option

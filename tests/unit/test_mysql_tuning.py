@@ -128,7 +128,7 @@ def test_defaults_are_filled_in_and_reported():
     assert inputs == {
         "memory_mb": 1024, "cpus": 2, "disk_type": None, "disk_type_assumed": "ssd", "redo_mb_per_hour": None,
         "rto_minutes": 15, "max_redo_mb": 3072, "workload": "oltp", "dedicated": True, "flavor": "percona",
-        "family": "mysql", "version": "8.4.0", "durability": "durable",
+        "family": "mysql", "version": "8.4", "durability": "durable",
     }
 
 

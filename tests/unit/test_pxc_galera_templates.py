@@ -116,3 +116,18 @@ def test_mariadb_differs_only_in_the_flavor_rows(tmp_path, percona):
     shared = set(option_file(percona)) & set(mariadb)
     assert {"wsrep_cluster_address", "wsrep_provider_options", "wsrep_cluster_name", "innodb_autoinc_lock_mode",
             "bind_address", "wsrep_on"} <= shared
+
+
+@pytest.mark.parametrize("series", ["8.0", "8.4"])
+def test_percona_renders_nothing_pxc_80_or_84_removed(tmp_path, percona, series):
+    """PXC 8.0 and 8.4 (pxc_galera_version): no wsrep setting and no tuning setting of that series is an option the
+    series removed or renamed (module_utils/mysql_removed_options.py)."""
+    from ansible_collections.dbops.clusters.plugins.module_utils import mysql_removed_options
+    from ansible_collections.dbops.clusters.plugins.module_utils.mysql_tuning import plan_version, recommend
+
+    plain = render(tmp_path, "percona", pxc_galera_encrypt_cluster_traffic=False)
+    tuning = recommend({"memory_mb": 768, "cpus": 2, "flavor": "percona", "version": series})["settings"]
+    for settings in (percona, plain, tuning):
+        for option, setting in settings.items():
+            assert mysql_removed_options.decision(option, setting["value"], "percona", plan_version(series)) is None, \
+                option
