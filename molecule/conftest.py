@@ -174,7 +174,8 @@ found = []
 for path in glob.glob(os.path.join(sys.argv[1], "*", "dbops-backup.json")):
     with open(path) as handle:
         description = json.load(handle)
-    if description.get("complete") and not description.get("scheduled"):
+    if description.get("complete") and not description.get("scheduled") and \\
+            sys.argv[2] in ("any", description.get("type") or "full"):
         found.append((description["started"], os.path.dirname(path), description))
 print(json.dumps(max(found)[1:] if found else None))
 """
@@ -182,10 +183,11 @@ print(json.dumps(max(found)[1:] if found else None))
 
 @pytest.fixture(scope="session")
 def playbook_backup():
-    """playbook_backup(host, directory) -> (path, description) of the newest complete backup a playbook took
-    there, the drills' subject (the scheduled backups a later drill adds are newer, and latest points at them)."""
-    def read(host, directory):
-        result = host.run("python3 -c %s %s", NEWEST_PLAYBOOK_BACKUP, directory)
+    """playbook_backup(host, directory[, kind]) -> (path, description) of the newest complete backup a playbook took
+    there, the drills' subject (the scheduled backups a later drill adds are newer, and latest points at them); kind
+    "full" or "incremental" takes the newest of that type."""
+    def read(host, directory, kind="any"):
+        result = host.run("python3 -c %s %s %s", NEWEST_PLAYBOOK_BACKUP, directory, kind)
         assert result.rc == 0 and json.loads(result.stdout), "no playbook backup in %s: %s" % (directory,
                                                                                                 result.stderr)
         return tuple(json.loads(result.stdout))

@@ -6,6 +6,11 @@
 - backup_member: which member a backup copies. Never one the writer or the proxies use (avoid), only a
   Synced member of a complete Primary component: the copy desyncs it, and a cluster that is already short of
   a member must not lose another's capacity to a backup.
+- backup_plan: a full or an incremental backup, of which member, against which base: an incremental copies only
+  the pages changed since the newest complete backup, so it is taken from that backup's member and data directory
+  (InnoDB LSNs are one data directory's), or not at all.
+- lineage_text / lineage_matches: the marker that tells a member's data directory apart from the one it holds
+  after a state transfer or a restore (both replace every file, the marker included).
 - scheduled_turn: whether a member whose backup timer fired copies itself now (from its own wsrep status).
 - restore_refusal: why one member may not be rebuilt now (it is the last Synced member, or taking it out
   would leave no majority of the members).
@@ -25,6 +30,16 @@ from ansible_collections.dbops.clusters.plugins.module_utils.galera import healt
 
 _GALERA_INFO = re.compile(r"^\s*([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
                           r":(-?\d+)(?:[ ,](\S+))?\s*$")
+
+
+# The backup levels of playbooks/galera_backup.yml (pxc_galera_backup_level): auto takes an incremental when one can
+# be taken and a full backup otherwise, saying why.
+LEVELS = ("full", "incremental", "auto")
+# In each member's data directory: "<member> <random uuid>", written before its first backup and recorded with each
+# backup of it. mariadb-backup and XtraBackup copy only the server's own files, so a state transfer (whose joiner
+# script empties the data directory first) or a restore leaves a data directory without it: its pages then carry
+# another directory's LSNs, and an incremental against an older backup of this member would silently miss pages.
+LINEAGE_FILE = "dbops-backup-lineage"
 
 
 class BackupRefused(Exception):
@@ -68,6 +83,70 @@ def backup_member(states, members, avoid=None, requested=""):
     if not candidates:
         raise BackupRefused("every member is in pxc_galera_backup_avoid: no member may be desynced for a backup")
     return candidates[-1]
+
+
+def lineage_text(member, token):
+    """The marker a member's data directory gets before its first backup."""
+    return "%s %s" % (member, token)
+
+
+def lineage_matches(marker, recorded):
+    """Whether a data directory's marker (its file's text; empty when there is none) is the one a backup recorded."""
+    return bool((marker or "").strip()) and (marker or "").strip() == (recorded or "").strip()
+
+
+def _incremental_obstacle(members, avoid, requested, base, base_refusal, lineage):
+    """Why no incremental can be taken against base now (empty when one can)."""
+    if base_refusal or not base:
+        return base_refusal or "no complete backup to take an incremental against"
+    name, member = base.get("name"), base.get("member")
+    if member not in members:
+        return "its base %s was copied from %s, which is not a member any more" % (name, member)
+    if member in avoid:
+        return ("its base %s was copied from %s, which the writer or the proxies use now (pxc_galera_backup_avoid)"
+                % (name, member))
+    if requested and requested != member:
+        return ("pxc_galera_backup_member=%s, but its base %s was copied from %s: InnoDB LSNs belong to one member's "
+                "data directory" % (requested, name, member))
+    if not base.get("lineage") or (base.get("checkpoints") or {}).get("to_lsn") is None:
+        return "its base %s records no data-directory lineage or LSN (taken before incremental backups)" % name
+    if not lineage_matches(lineage, base["lineage"]):
+        return ("%s's data directory is not the one %s copied (its %s %s): it was replaced since, by a state transfer "
+                "or a restore, and its pages carry other LSNs" % (
+                    member, name, LINEAGE_FILE, "is missing" if not (lineage or "").strip()
+                    else "says %r, the backup recorded %r" % (lineage.strip(), base["lineage"])))
+    return ""
+
+
+def backup_plan(states, members, avoid=None, requested="", level="full", base=None, base_refusal="", lineage=""):
+    """{member, level, base, base_path, from_lsn, reason}: what playbooks/galera_backup.yml copies.
+
+    level full: a full backup of backup_member's choice. incremental: only the pages changed since base (the
+    repository's newest complete backup, backup_chain.next_base, with its checkpoints; base_refusal says why there is
+    none), copied from base's member, whose data directory must still be the one base copied (lineage: the text of
+    its LINEAGE_FILE now); refused (BackupRefused) naming why not, never taken from another member. auto: that
+    incremental when it can be taken, else a full backup of backup_member's choice, and the reason says why.
+    A backup of any level is refused while the cluster is not complete and Synced (backup_member).
+    """
+    if level not in LEVELS:
+        raise BackupRefused("pxc_galera_backup_level=%s: one of %s" % (level, ", ".join(LEVELS)))
+    members, avoid = list(members), list(avoid or [])
+    full = {"level": "full", "base": "", "base_path": "", "from_lsn": None}
+    if level == "full":
+        return dict(full, member=backup_member(states, members, avoid, requested), reason="a full backup")
+    why = _incremental_obstacle(members, avoid, requested, base, base_refusal, lineage)
+    if not why:
+        member = backup_member(states, members, avoid, base["member"])
+        return {"level": "incremental", "member": member, "base": base["name"], "base_path": base.get("path", ""),
+                "from_lsn": base["checkpoints"]["to_lsn"],
+                "reason": "an incremental backup: the pages of %s changed since %s (LSN %d), the repository's newest "
+                          "complete backup, copied from %s like it" % (member, base["name"],
+                                                                       base["checkpoints"]["to_lsn"], member)}
+    if level == "incremental":
+        raise BackupRefused("no incremental backup: %s; take a full backup (pxc_galera_backup_level=full, or auto to "
+                            "take one whenever no incremental can be taken)" % why)
+    return dict(full, member=backup_member(states, members, avoid, requested),
+                reason="a full backup, as no incremental can be taken: %s" % why)
 
 
 def scheduled_turn(summary, expected_size):

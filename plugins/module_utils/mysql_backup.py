@@ -25,6 +25,7 @@ import re
 import time
 from datetime import datetime
 
+from ansible_collections.dbops.clusters.plugins.module_utils import backup_chain
 from ansible_collections.dbops.clusters.plugins.module_utils.group_replication import (
     GtidError, contains, format_gtid_set, gtid_set_text, parse_gtid_set)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_switchover import live_source
@@ -130,18 +131,18 @@ def is_binlog_name(name):
 def expired(backups, archives, keep):
     """(backup paths to remove, archived binary-log paths to remove) for a retention of `keep` complete backups.
 
-    backups: [{path, started, complete}]; archives: {member: [{path, mtime}]}. The newest `keep` complete backups
-    stay, with every binary log a restore from the oldest of them needs: a log last written before that backup
-    started (by CLOCK_MARGIN) holds only transactions the backup already has. Incomplete backups older than the
-    oldest kept one go too; nothing goes while fewer than `keep` complete backups exist.
+    backups: [{path, name, started, complete}, with type and base for the pieces of an incremental chain];
+    archives: {member: [{path, mtime}]}. The newest `keep` complete chains stay (backup_chain.expired: a full backup
+    is a chain of its own until incrementals are taken on it), with every binary log a restore from the oldest of
+    them needs: a log last written before that backup started (by CLOCK_MARGIN) holds only transactions the backup
+    already has. Incomplete backups older than the oldest kept one go too; nothing goes while fewer than `keep`
+    complete chains exist.
     """
     if keep < 1:
         raise BackupRefused("a retention of %s backups cannot hold one full backup: 1 or more" % keep)
-    complete = sorted((b for b in backups if b.get("complete")), key=lambda b: b["started"], reverse=True)
-    if len(complete) < keep:
+    remove, oldest_kept = backup_chain.expired(backups, keep)
+    if oldest_kept is None:
         return [], []
-    oldest_kept = complete[keep - 1]["started"]
-    remove = sorted(b["path"] for b in backups if b["started"] < oldest_kept)
     logs = sorted(f["path"] for files in archives.values() for f in files if f["mtime"] < oldest_kept - CLOCK_MARGIN)
     return remove, logs
 
@@ -259,7 +260,9 @@ def read_backups(path):
     backups = []
     for name in sorted(os.listdir(path)):
         directory = os.path.join(path, name)
-        if name in ("binlog", "latest") or os.path.islink(directory) or not os.path.isdir(directory):
+        # dot-names: a restore's staging copy (never a backup) and the receiver's lock and status files
+        if name in ("binlog", "latest") or name.startswith(".") or os.path.islink(directory) \
+                or not os.path.isdir(directory):
             continue
         description, written = {}, os.stat(directory).st_mtime
         if os.path.isfile(os.path.join(directory, DESCRIPTION)):
@@ -349,20 +352,37 @@ def receiver_answer(backups, now, fresh_within, receiving=""):
 
 
 def repository_status(backups, last_attempt, now, max_age):
-    """{ok, age_seconds, newest, last_attempt, reason}: whether a cluster's backups are current - its newest
-    complete backup finished at most max_age seconds ago. last_attempt: the scheduled backups' last outcome as the
-    receiver recorded it ({} when none)."""
+    """{ok, age_seconds, newest, type, chain, last_attempt, reason}: whether a cluster's backups are current - its
+    newest complete backup finished at most max_age seconds ago. type: that backup's (full or incremental); chain:
+    the backups a restore of it applies, full first (backup_chain.chain), empty when its chain is broken, which
+    the reason then says. last_attempt: the scheduled backups' last outcome as the receiver recorded it ({} when
+    none)."""
     complete = [b for b in backups if b.get("complete")]
     newest = complete[0] if complete else None
     age = int(now - newest["finished"]) if newest else None
-    ok = newest is not None and age <= max_age
-    reason = ("no complete backup" if newest is None else "%s (of %s) finished %d s ago, %s the %d s allowed" % (
-        newest["name"], newest.get("member"), age, "within" if ok else "past", max_age))
+    pieces, broken = [], ""
+    if newest:
+        try:
+            pieces = [piece["name"] for piece in backup_chain.chain(backups, newest["name"])]
+        except backup_chain.ChainBroken as err:
+            broken = str(err)
+    ok = newest is not None and age <= max_age and not broken
+    if newest is None:
+        reason = "no complete backup"
+    else:
+        what = ""
+        if backup_chain.kind(newest) == backup_chain.INCREMENTAL:
+            what = ", incremental: a restore applies %s" % (" + ".join(pieces) if pieces else "nothing")
+        reason = "%s (of %s%s) finished %d s ago, %s the %d s allowed" % (
+            newest["name"], newest.get("member"), what, age, "within" if age <= max_age else "past", max_age)
+        if broken:
+            reason += "; its chain is broken: %s" % broken
     if last_attempt and last_attempt.get("outcome") != "complete":
         reason += "; the last scheduled backup (%s, from %s) %s: %s" % (
             last_attempt.get("name"), last_attempt.get("member"), last_attempt.get("outcome"),
             last_attempt.get("message", ""))
-    return {"ok": ok, "age_seconds": age, "newest": newest and newest["name"], "last_attempt": last_attempt or {},
+    return {"ok": ok, "age_seconds": age, "newest": newest and newest["name"],
+            "type": newest and backup_chain.kind(newest), "chain": pieces, "last_attempt": last_attempt or {},
             "reason": reason}
 
 

@@ -48,6 +48,12 @@ FLAVORS = {
                 "stream": "xbstream",           # --stream= and the extractor on the backup host (xbstream -x)
                 "galera_info": "xtrabackup_galera_info",
                 "checkpoints": "xtrabackup_checkpoints",
+                # A full backup is prepared on arrival without its rollback phase: a complete --prepare would
+                # leave it ready to restore but closed to incrementals; the server rolls back at its first start
+                # (XtraBackup's docs: safe to restore as it is).
+                "prepare_options": ["--prepare", "--apply-log-only"],
+                # applying a chain: every incremental but the last keeps the copy open for the next one
+                "incremental_keep_open": ["--apply-log-only"],
                 # BACKUP_ADMIN for LOCK INSTANCE FOR BACKUP, REPLICATION CLIENT for the binary log position,
                 # performance_schema.log_status for the consistent redo/binlog position of 8.0+
                 "privileges": {"*.*": "RELOAD,PROCESS,LOCK TABLES,REPLICATION CLIENT,BACKUP_ADMIN",
@@ -98,6 +104,10 @@ FLAVORS = {
                 "stream": "mbstream",
                 "galera_info": "mariadb_backup_galera_info",
                 "checkpoints": "mariadb_backup_checkpoints",
+                # A prepared full backup (log-applied) still takes incrementals: mariadb-backup defers the
+                # rollback to the server's start, and has no --apply-log-only any more.
+                "prepare_options": ["--prepare"],
+                "incremental_keep_open": [],
                 # BACKUP STAGE and FLUSH need RELOAD, its checks of running queries PROCESS, the binary log
                 # position (SHOW MASTER STATUS) BINLOG MONITOR, its replica checks SLAVE MONITOR
                 "privileges": {"*.*": "RELOAD,PROCESS,LOCK TABLES,BINLOG MONITOR,SLAVE MONITOR"},

@@ -53,6 +53,79 @@ def test_the_backup_names_what_is_not_a_member_and_refuses_when_all_are_avoided(
         galera_backup.backup_member(all_synced(), MEMBERS, MEMBERS)
 
 
+LINEAGE = "g5 0f8e4c1a-5a0b-4d0e-9d1f-2a7c3b9e6d01"
+
+
+def base(**changes):
+    """The repository's newest complete backup, as mysql_backup_repository step=base returns it."""
+    return dict({"name": "20261201T020000Z-g5", "path": "/var/backups/galera/20261201T020000Z-g5", "member": "g5",
+                 "lineage": LINEAGE, "checkpoints": {"backup_type": "log-applied", "from_lsn": 0, "to_lsn": 14581788,
+                                                     "last_lsn": 14581804}}, **changes)
+
+
+def test_a_full_backup_is_the_default_level():
+    plan = galera_backup.backup_plan(all_synced(), MEMBERS, ["g1"])
+    assert (plan["level"], plan["member"], plan["base"], plan["from_lsn"]) == ("full", "g5", "", None)
+
+
+def test_an_incremental_is_taken_from_its_bases_member_from_its_to_lsn():
+    plan = galera_backup.backup_plan(all_synced(), MEMBERS, ["g1"], "", "incremental", base(member="g3",
+                                                                                            lineage="g3 x"), "", "g3 x")
+    assert (plan["level"], plan["member"], plan["base"], plan["from_lsn"]) == (
+        "incremental", "g3", "20261201T020000Z-g5", 14581788)
+    assert "copied from g3 like it" in plan["reason"]
+    assert galera_backup.backup_plan(all_synced(), MEMBERS, ["g1"], "g5", "auto", base(), "", LINEAGE + "\n")[
+        "level"] == "incremental"
+
+
+@pytest.mark.parametrize("requested, the_base, base_refusal, lineage, said", [
+    ("g3", base(), "", LINEAGE, "pxc_galera_backup_member=g3, but its base 20261201T020000Z-g5 was copied from g5"),
+    ("", base(), "", "", "g5's data directory is not the one 20261201T020000Z-g5 copied (its dbops-backup-lineage is "
+                         "missing)"),
+    ("", base(), "", "g5 another", "says 'g5 another', the backup recorded"),
+    ("", base(member="g1"), "", LINEAGE, "copied from g1, which the writer or the proxies use now"),
+    ("", base(member="g9"), "", LINEAGE, "copied from g9, which is not a member any more"),
+    ("", base(lineage=None), "", LINEAGE, "records no data-directory lineage or LSN"),
+    ("", None, "the repository holds no complete backup to take an incremental against",
+     LINEAGE, "the repository holds no complete backup"),
+])
+def test_an_incremental_that_cannot_be_taken_is_refused_or_becomes_a_full_backup_with_auto(
+        requested, the_base, base_refusal, lineage, said):
+    with pytest.raises(galera_backup.BackupRefused) as refused:
+        galera_backup.backup_plan(all_synced(), MEMBERS, ["g1"], requested, "incremental", the_base, base_refusal,
+                                  lineage)
+    assert said in str(refused.value) and "take a full backup" in str(refused.value)
+    auto = galera_backup.backup_plan(all_synced(), MEMBERS, ["g1"], requested, "auto", the_base, base_refusal,
+                                     lineage)
+    # never another member's LSN: auto copies the whole member it would copy for a full backup
+    assert (auto["level"], auto["member"], auto["from_lsn"]) == ("full", requested or "g5", None)
+    assert auto["reason"].startswith("a full backup, as no incremental can be taken: ") and said in auto["reason"]
+
+
+def test_no_backup_of_any_level_while_the_cluster_is_not_whole():
+    short = all_synced()
+    short["g2"] = None
+    for level in ("full", "incremental", "auto"):
+        with pytest.raises(galera_backup.BackupRefused, match="not complete and Synced"):
+            galera_backup.backup_plan(short, MEMBERS, ["g1"], "", level, base(), "", LINEAGE)
+    with pytest.raises(galera_backup.BackupRefused, match="pxc_galera_backup_level=weekly: one of full"):
+        galera_backup.backup_plan(all_synced(), MEMBERS, ["g1"], "", "weekly")
+
+
+def test_the_filter_returns_the_plan_or_the_refusal():
+    from ansible_collections.dbops.clusters.plugins.filter.galera_backup_member import galera_backup_member
+    assert galera_backup_member(all_synced(), MEMBERS, ["g1"])["member"] == "g5"
+    refused = galera_backup_member(all_synced(), MEMBERS, ["g1"], "", "incremental", None, "no backup yet", "")
+    assert (refused["member"], refused["refusal"]) == ("", "no incremental backup: no backup yet; take a full backup "
+                                                           "(pxc_galera_backup_level=full, or auto to take one whenever "
+                                                           "no incremental can be taken)")
+
+
+def test_the_role_and_the_agent_name_the_same_lineage_file():
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "roles", "pxc_galera", "vars", "main.yml")) as handle:
+        assert yaml.safe_load(handle)["pxc_galera_backup_lineage_file"] == galera_backup.LINEAGE_FILE
+
+
 def test_a_member_may_be_rebuilt_while_the_others_keep_a_majority():
     assert galera_backup.restore_refusal(all_synced(), MEMBERS, "g4") == ""
     # already down: the other four are a majority of five
@@ -185,10 +258,10 @@ def test_the_whole_cluster_is_restored_after_a_total_loss():
 
 # ----------------------------------------------- the backup commands of each flavor, rendered from backup.yml
 
-def backup_commands(flavor):
+def backup_commands(flavor, incremental=False):
     """What roles/pxc_galera/tasks/backup.yml streams (the send and receive commands it gives percona_server's
     stream.yml), prepares and reads, rendered by Ansible's templar with the flavor's backup tool from the flavor
-    table (percona cannot run here)."""
+    table (percona cannot run here); incremental: against a base that ends at LSN 14581788."""
     path = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "pxc_galera", "tasks", "backup.yml")
     with open(path, encoding="utf-8") as handle:
         tasks = yaml.safe_load(handle)
@@ -196,22 +269,28 @@ def backup_commands(flavor):
     for task in tasks:
         flat.extend(task.get("block", [task]))
     by_name = dict((task["name"], task) for task in flat)
+    choice = {"level": "incremental", "from_lsn": 14581788, "base": "T0-g5"} if incremental else \
+        {"level": "full", "from_lsn": None, "base": ""}
     variables = {"pxc_galera_backup_tool": mysql_flavors.flavor(flavor)["galera"]["backup"],
                  "pxc_galera_backup_option_file": "/etc/mysql/dbops-backup.cnf", "pxc_galera_backup_port": 4444,
                  "pxc_galera_backup_path": "/var/backups/galera/T-g5", "pxc_galera_backup_source": "g5",
-                 "pxc_galera_member_addresses": {"g5": "10.0.0.15"}, "pxc_galera_backup_host_address": "10.0.0.71"}
+                 "pxc_galera_member_addresses": {"g5": "10.0.0.15"}, "pxc_galera_backup_host_address": "10.0.0.71",
+                 "pxc_galera_backup_choice": choice, "pxc_galera_backup_incremental": incremental,
+                 "ansible_check_mode": False}
     templar = Templar(loader=DataLoader(), variables=variables)
 
     def render(value):
         return templar.template(trust_as_template(value) if isinstance(value, str)
                                 else [trust_as_template(v) for v in value])
     stream = by_name["Stream the backup to the backup host"]["vars"]
+    prepare = by_name["Prepare a full backup on the backup host (apply its redo log)"]
     return {"from_address": render(stream["percona_server_stream_from_address"]),
             "receive": render(stream["percona_server_stream_receive"]),
             "send": render(stream["percona_server_stream_send"]),
-            "prepare": render(by_name["Prepare the backup on the backup host (apply its redo log)"]
-                              ["ansible.builtin.command"]["argv"]),
-            "info": render(by_name["Read the Galera position kept with the backup"]["ansible.builtin.slurp"]["src"])}
+            "prepare": render(prepare["ansible.builtin.command"]["argv"]),
+            "prepared": render("{{ %s }}" % prepare["when"]),
+            "info": render(by_name["Read the Galera position and the LSNs kept with the backup"]
+                           ["ansible.builtin.slurp"]["src"].replace("{{ item }}", "{{ pxc_galera_backup_tool.galera_info }}"))}
 
 
 def test_percona_backs_up_with_xtrabackup_and_xbstream():
@@ -220,7 +299,10 @@ def test_percona_backs_up_with_xtrabackup_and_xbstream():
                                 "--stream=xbstream --target-dir=/tmp")
     assert commands["from_address"] == "10.0.0.15"
     assert commands["receive"] == "xbstream -x -C /var/backups/galera/T-g5"
-    assert commands["prepare"] == ["xtrabackup", "--prepare", "--target-dir=/var/backups/galera/T-g5"]
+    # without the rollback phase: a fully prepared XtraBackup copy takes no incremental any more
+    assert commands["prepare"] == ["xtrabackup", "--prepare", "--apply-log-only",
+                                   "--target-dir=/var/backups/galera/T-g5"]
+    assert commands["prepared"] is True
     assert commands["info"] == "/var/backups/galera/T-g5/xtrabackup_galera_info"
 
 
@@ -228,8 +310,30 @@ def test_mariadb_backs_up_with_mariadb_backup_and_mbstream():
     commands = backup_commands("mariadb")
     assert commands["send"].startswith("mariadb-backup --defaults-extra-file=/etc/mysql/dbops-backup.cnf --backup")
     assert "--stream=mbstream" in commands["send"] and commands["receive"].startswith("mbstream -x -C")
-    assert commands["prepare"][0] == "mariadb-backup"
+    assert "--incremental-lsn" not in commands["send"]
+    assert commands["prepare"] == ["mariadb-backup", "--prepare", "--target-dir=/var/backups/galera/T-g5"]
     assert commands["info"].endswith("/mariadb_backup_galera_info")
+
+
+@pytest.mark.parametrize("flavor, tool, stream", [("mariadb", "mariadb-backup", "mbstream"),
+                                                  ("percona", "xtrabackup", "xbstream")])
+def test_an_incremental_copies_the_pages_changed_since_its_base_and_is_not_prepared_alone(flavor, tool, stream):
+    commands = backup_commands(flavor, incremental=True)
+    assert commands["send"] == ("%s --defaults-extra-file=/etc/mysql/dbops-backup.cnf --backup --galera-info "
+                                "--stream=%s --target-dir=/tmp --incremental-lsn=14581788" % (tool, stream))
+    assert commands["prepared"] is False
+
+
+def test_a_restore_applies_each_flavors_incrementals_with_its_tool():
+    from ansible_collections.dbops.clusters.plugins.module_utils import backup_chain
+    pieces = [{"name": "F", "path": "/b/F"}, {"name": "I1", "path": "/b/I1"}, {"name": "I2", "path": "/b/I2"}]
+    for flavor, tool, keep_open in (("mariadb", "mariadb-backup", []), ("percona", "xtrabackup", ["--apply-log-only"])):
+        row = mysql_flavors.flavor(flavor)["galera"]["backup"]
+        assert row["incremental_keep_open"] == keep_open
+        prepares = [step for step in backup_chain.apply_steps(pieces, "/s", [row["tool"], "--prepare"],
+                                                              row["incremental_keep_open"]) if step[0] == tool]
+        assert prepares == [[tool, "--prepare"] + keep_open + ["--target-dir=/s/data", "--incremental-dir=/s/incremental"],
+                            [tool, "--prepare", "--target-dir=/s/data", "--incremental-dir=/s/incremental"]]
 
 
 def test_each_galera_flavor_names_its_backup_tool_package_and_account():

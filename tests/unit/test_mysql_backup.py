@@ -285,7 +285,8 @@ def test_the_status_is_the_newest_complete_backups_age_and_names_a_failed_attemp
     assert stale["reason"] == ("b2 (of rep2) finished 4000 s ago, past the 3600 s allowed; the last scheduled "
                                "backup (b3, from rep1) failed: the clone failed: disk full")
     assert mysql_backup.repository_status([], {}, 9000.0, 3600) == {
-        "ok": False, "age_seconds": None, "newest": None, "last_attempt": {}, "reason": "no complete backup"}
+        "ok": False, "age_seconds": None, "newest": None, "type": None, "chain": [], "last_attempt": {},
+        "reason": "no complete backup"}
 
 
 def test_the_status_file_is_read_or_empty(tmp_path):

@@ -1,7 +1,9 @@
-"""Backup and rebuild under writes (backup_drill.yml): the backup copied a member the writer does not use,
-desynced while it copied, to the backup host with its Galera position; g4 was rebuilt from it and rejoined
-with IST (read from its server log); every acknowledged row is on g4 (read when the writer stopped); one complete
-cluster (after the whole-cluster restore drill too)."""
+"""Backup and rebuild under writes (backup_drill.yml): the full backup copied a member the writer does not use,
+desynced while it copied, to the backup host with its Galera position; an incremental copied the pages of the same
+member changed since, much smaller; g4 was rebuilt from the incremental's chain (the full backup and the incremental,
+assembled on a copy) and rejoined with IST from the incremental's position (read from its server log); every
+acknowledged row is on g4 (read when the writer stopped); one complete cluster (after the whole-cluster restore drill
+too)."""
 import json
 import os
 import re
@@ -12,6 +14,9 @@ NODES = ("g1", "g2", "g3", "g4", "g5")
 WRITER_RECORD = "drill-backup"
 BACKUP_DIR = "/var/backups/galera"
 RESTORE_SECONDS_BOUND = 240     # measured 60-140 s here (the nested playbook, its fact reads and the IST, on a shared 2-core host)
+# The incremental holds the InnoDB pages changed in a few seconds of small writes, and the non-InnoDB files (Aria
+# system tables, .frm) every backup copies whole; the full holds every tablespace, the undo logs and ibdata1.
+INCREMENTAL_SHARE_BOUND = 0.25
 SECRET = "molecule-backup-secret"
 
 
@@ -22,8 +27,26 @@ def runs(drill):
 
 
 @pytest.fixture(scope="module")
-def manifest(lab_hosts, playbook_backup):
-    return playbook_backup(lab_hosts["gbk1"], BACKUP_DIR)[1]
+def full(lab_hosts, playbook_backup):
+    """(path, description) of the full backup."""
+    return playbook_backup(lab_hosts["gbk1"], BACKUP_DIR, "full")
+
+
+@pytest.fixture(scope="module")
+def manifest(full):
+    """The full backup's description."""
+    return full[1]
+
+
+@pytest.fixture(scope="module")
+def incremental(lab_hosts, playbook_backup):
+    """(path, description) of the incremental taken on it."""
+    return playbook_backup(lab_hosts["gbk1"], BACKUP_DIR, "incremental")
+
+
+def flat(text):
+    """A playbook's output with its whitespace runs made one space: the yaml result format folds long strings."""
+    return " ".join(text.split())
 
 
 def status(sql, host):
@@ -49,9 +72,9 @@ def test_the_backup_ran_on_a_member_the_writer_does_not_use_desynced_around_the_
 
 
 def test_the_backup_on_the_backup_host_is_prepared_private_and_holds_the_clusters_position(
-        lab_hosts, sql, manifest, playbook_backup):
+        lab_hosts, sql, full, manifest):
     gbk1 = lab_hosts["gbk1"]
-    path = playbook_backup(gbk1, BACKUP_DIR)[0]
+    path = full[0]
     assert gbk1.file(path).mode == 0o700 and gbk1.file(path + "/dbops-backup.json").mode == 0o600
     checkpoints = gbk1.file(path + "/mariadb_backup_checkpoints").content_string
     assert re.search(r"backup_type\s*=\s*(full-prepared|log-applied)", checkpoints), checkpoints
@@ -61,12 +84,60 @@ def test_the_backup_on_the_backup_host_is_prepared_private_and_holds_the_cluster
     assert int(seqno) > 0
 
 
-def test_the_retention_kept_two_complete_backups_and_removed_the_rest(lab_hosts, runs):
+def test_the_retention_kept_two_complete_backups_and_removed_the_rest(lab_hosts, runs, manifest, incremental):
     # the drill put two complete backups of 2020 and an incomplete copy on gbk1, then backed up with keep=2
     listing = lab_hosts["gbk1"].run("ls %s", BACKUP_DIR).stdout.split()
     assert "20200102T000000Z-old" in listing, listing
     assert "20200101T000000Z-old" not in listing and "20200101T120000Z-partial" not in listing, listing
     assert re.search(r"removed 2\s+backup\(s\)", runs["backup"]["out"]), runs["backup"]["out"][-2000:]
+    # the full backup and its incremental are one chain: with keep=2 the 2020 backup still stays beside it
+    assert re.search(r"removed 0\s+backup\(s\)", runs["incremental"]["out"]), runs["incremental"]["out"][-2000:]
+    assert os.path.basename(incremental[0]) in listing
+
+
+def test_the_incremental_copied_only_the_pages_changed_since_the_full_backup_from_the_same_member(
+        lab_hosts, runs, full, manifest, incremental, capsys):
+    path, inc = incremental
+    out = runs["incremental"]["out"]
+    full_seconds, inc_seconds = manifest["finished"] - manifest["started"], inc["finished"] - inc["started"]
+    with capsys.disabled():     # the figures bench/backups keeps
+        print("\nGalera incremental figures: full %d bytes in %.1f s; incremental %d bytes in %.1f s (%.1f %% of the "
+              "full, bound %d %%), pages changed since LSN %d, copied up to LSN %d"
+              % (manifest["bytes"], full_seconds, inc["bytes"], inc_seconds, 100.0 * inc["bytes"] / manifest["bytes"],
+                 100 * INCREMENTAL_SHARE_BOUND, inc["from_lsn"], inc["last_lsn"]))
+    assert runs["incremental"]["rc"] == 0, out[-3000:]
+    assert (inc["type"], inc["base"], inc["member"]) == ("incremental", os.path.basename(full[0]), manifest["member"])
+    assert inc["lineage"] == manifest["lineage"] and inc["lineage"].startswith(manifest["member"] + " ")
+    # it starts where the full backup ends, and its own checkpoints file says so
+    # to_lsn is the checkpoint at the copy's start: it stays put while InnoDB does not checkpoint, and the next
+    # incremental then copies again what this one did (never less)
+    assert inc["from_lsn"] == manifest["to_lsn"] and inc["to_lsn"] >= inc["from_lsn"]
+    assert inc["last_lsn"] > manifest["last_lsn"]
+    checkpoints = lab_hosts["gbk1"].file(path + "/mariadb_backup_checkpoints").content_string
+    assert re.search(r"backup_type\s*=\s*incremental", checkpoints), checkpoints
+    assert re.search(r"from_lsn\s*=\s*%d\b" % inc["from_lsn"], checkpoints), checkpoints
+    assert "an incremental backup: the pages of %s changed since %s (LSN %d)" % (
+        inc["member"], inc["base"], inc["from_lsn"]) in flat(out), out[-3000:]
+    # desynced around the copy as the full backup was
+    assert "Desync the member]" in out and "Resync the member and wait until it is Synced again]" in out
+    assert inc["bytes"] < INCREMENTAL_SHARE_BOUND * manifest["bytes"], (inc["bytes"], manifest["bytes"])
+    # its position is later than the full backup's: a member rebuilt from the chain asks for less
+    assert position(inc)[1] > position(manifest)[1]
+    assert SECRET not in out
+
+
+def test_the_status_names_the_newest_backups_type_and_chain(runs, full, incremental):
+    out = flat(runs["status"]["out"])
+    assert runs["status"]["rc"] == 0, out[-3000:]
+    chain = "%s + %s" % (os.path.basename(full[0]), os.path.basename(incremental[0]))
+    assert "incremental: a restore applies %s" % chain in out, out[-3000:]
+    assert "newest complete backup: %s (incremental); a restore applies %s" % (
+        os.path.basename(incremental[0]), chain) in out, out[-3000:]
+
+
+def position(description):
+    uuid, seqno = re.split(r"[ ,]", description["galera_info"])[0].split(":")
+    return uuid, int(seqno)
 
 
 def test_the_backup_account_has_only_what_mariadb_backup_needs(lab_hosts, sql, manifest):
@@ -96,9 +167,35 @@ def test_check_mode_said_each_step_and_changed_nothing(runs):
     assert re.search(r"g1 +: ok=\d+ +changed=1 ", out), "check mode reported more than the stop as a change"
 
 
-def test_g4_was_rebuilt_and_rejoined_with_ist_not_sst(lab_hosts, runs, manifest, capsys):
+def test_g4_was_rebuilt_from_the_chain_assembled_on_a_copy(lab_hosts, runs, full, incremental):
+    out = flat(runs["restore"]["out"])
+    assert runs["restore"]["rc"] == 0, out[-3000:]
+    full_name, inc_name = os.path.basename(full[0]), os.path.basename(incremental[0])
+    assert "rebuilt from %s + %s in" % (full_name, inc_name) in out, out[-3000:]
+    # the full backup copied to the staging directory, the incremental applied to that copy, the copy streamed
+    steps = "0. assemble the chain in /var/backups/galera/.restore on gbk1: "
+    assert steps + "rm -rf -- /var/backups/galera/.restore; " in out, out[-3000:]
+    assert ("cp -a --reflink=auto -- %s /var/backups/galera/.restore/data; cp -a --reflink=auto -- %s "
+            "/var/backups/galera/.restore/incremental; mariadb-backup --prepare --target-dir=/var/backups/galera/"
+            ".restore/data --incremental-dir=/var/backups/galera/.restore/incremental" % (full[0], incremental[0])) \
+        in out, out[-3000:]
+    assembled = out.split("TASK [dbops.clusters.pxc_galera : Assemble the chain on a copy")[1].split("TASK [")[0]
+    assert assembled.count("changed: [") == 6, assembled
+    assert "Send backup /var/backups/galera/latest (as /var/backups/galera/.restore/data)" in out
+    assert steps in flat(runs["check"]["out"]), runs["check"]["out"][-3000:]
+    # the stored backups were not written to: the full backup still prepared as it was, the incremental still
+    # holding its deltas; the staging copy is gone
+    gbk1 = lab_hosts["gbk1"]
+    assert re.search(r"backup_type\s*=\s*log-applied",
+                     gbk1.file(full[0] + "/mariadb_backup_checkpoints").content_string)
+    assert gbk1.run("find %s -name '*.delta'", incremental[0]).stdout.strip(), "the incremental lost its deltas"
+    assert not gbk1.file("/var/backups/galera/.restore").exists
+
+
+def test_g4_was_rebuilt_and_rejoined_with_ist_not_sst(lab_hosts, runs, incremental, capsys):
     took = runs["restore_ended"] - runs["restore_started"]
-    backup_seqno = int(re.split(r"[ ,]", manifest["galera_info"])[0].split(":")[1])
+    # the chain's position is its newest piece's, the incremental's
+    backup_seqno = int(re.split(r"[ ,]", incremental[1]["galera_info"])[0].split(":")[1])
     # The server's log, and the SST script's lines it sends through logger: journald may not tell those apart
     # as the unit's (a logger that exits at once), so they are read by their syslog identifier as well.
     log = "".join(lab_hosts["g4"].run("journalctl %s --no-pager -o cat --since @%s --until @%s", selector,
@@ -107,14 +204,14 @@ def test_g4_was_rebuilt_and_rejoined_with_ist_not_sst(lab_hosts, runs, manifest,
     transfer = [line for line in log.splitlines()
                 if re.search(r"Receiving IST:|IST received|xtrabackup_ist|SST received|State transfer", line)]
     with capsys.disabled():     # the figure bench/backups keeps: in the log of every run, not only a failing one
-        print("\nGalera rebuild figures: g4 rebuilt from the backup in %.1f s (bound %d s), rc %s, backup at seqno %d"
-              % (took, RESTORE_SECONDS_BOUND, runs["restore"]["rc"], backup_seqno))
+        print("\nGalera rebuild figures: g4 rebuilt from the chain (full + incremental) in %.1f s (bound %d s), rc %s, "
+              "incremental at seqno %d" % (took, RESTORE_SECONDS_BOUND, runs["restore"]["rc"], backup_seqno))
     print("g4's server log:")
     print("\n".join(transfer[:12]))
     assert runs["restore"]["rc"] == 0, runs["restore"]["out"][-3000:]
     ist = re.search(r"Receiving IST: (\d+) writesets, seqnos (\d+)-(\d+)", log)
     assert ist, "g4 received no IST"
-    # The write-sets g4 replayed begin right after the backup's position: its data came from the backup, the
+    # The write-sets g4 replayed begin right after the incremental's position: its data came from the chain, the
     # rest from a donor's gcache. A full SST would have installed the donor's position instead.
     assert int(ist.group(2)) == backup_seqno + 1, ist.group(0)
     assert int(ist.group(1)) > 50, "too few write-sets after the backup to judge"
@@ -129,9 +226,15 @@ def test_g4_was_rebuilt_and_rejoined_with_ist_not_sst(lab_hosts, runs, manifest,
 def test_every_acknowledged_row_is_on_the_rebuilt_member(drill, runs):
     # read from g4 by the drill once the writer stopped (the whole-cluster restore drill replaces its data after)
     rows = set(runs["g4_rows"])
-    after_backup = {i for i in drill["acked"] if i > runs["acked_at_backup_end"]}
-    print("writer:", drill["summary"], "| acknowledged after the backup ended:", len(after_backup))
-    assert len(drill["acked"]) > 200 and len(after_backup) > 50, "too few writes to judge"
+    # written after the full backup ended and acknowledged before the incremental began: on g4 only if the
+    # incremental was applied (the donor's IST starts after the incremental's position)
+    between = {i for i in drill["acked"] if runs["acked_at_backup_end"] < i <= runs["acked_at_incremental_start"]}
+    after = {i for i in drill["acked"] if i > runs["acked_at_incremental_end"]}
+    print("writer:", drill["summary"], "| acknowledged between the backups:", len(between), "| after the incremental:",
+          len(after))
+    assert len(drill["acked"]) > 200 and len(between) > 50 and len(after) > 50, "too few writes to judge"
+    missing = sorted(between - rows)
+    assert not missing, "acknowledged before the incremental began, missing on g4: %s" % missing[:20]
     missing = sorted(drill["acked"] - rows)
     assert not missing, "acknowledged but missing on g4: %s" % missing[:20]
     assert drill["summary"]["failed_commits"] <= 2, drill["summary"]["failures"]
@@ -177,6 +280,9 @@ def test_the_scheduled_backup_is_prepared_described_and_latest(lab_hosts, sql, s
     description = json.loads(gbk1.file(path + "/dbops-backup.json").content_string)
     assert description["scheduled"] and description["complete"] and description["prepared"], description
     assert (description["member"], description["method"], description["cluster_group"]) == ("g5", "galera", "galera")
+    # a full backup that the playbook's incrementals can be taken against: its LSNs and g5's data-directory lineage
+    assert description["type"] == "full" and description["lineage"].startswith("g5 ")
+    assert description["to_lsn"] > 0 and description["bytes"] > 0
     assert gbk1.file(path + "/mariadb_backup_galera_info").content_string.strip() == description["galera_info"]
     checkpoints = gbk1.file(path + "/mariadb_backup_checkpoints").content_string
     assert re.search(r"backup_type\s*=\s*(full-prepared|log-applied)", checkpoints), checkpoints

@@ -36,11 +36,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
 
 from ansible_collections.dbops.clusters.plugins.module_utils import (  # noqa: E402
-    copy_channel, galera, galera_backup, gate, mysql_backup)
+    backup_chain, copy_channel, galera, galera_backup, gate, mysql_backup)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (  # noqa: E402
     Session, connect)
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import replication_terms  # noqa: E402
@@ -136,9 +137,24 @@ class GaleraCopy:
         return galera_backup.scheduled_turn(self.summary(), self.config["expected_size"])
 
     def start(self, name):
+        lineage = self.lineage()
         self.session.execute("SET GLOBAL wsrep_desync = ON")
         self.desynced = True
-        return {}
+        return {"lineage": lineage}
+
+    def lineage(self):
+        """The data directory's backup lineage (galera_backup.LINEAGE_FILE), written before its first backup: an
+        incremental taken against this backup by playbooks/galera_backup.yml checks it is still the same directory."""
+        path = os.path.join(self.config["datadir"], galera_backup.LINEAGE_FILE)
+        try:
+            with open(path) as handle:
+                marker = handle.read().strip()
+        except (IOError, OSError):
+            marker = ""
+        if not marker:
+            marker = galera_backup.lineage_text(self.config["member"], str(uuid.uuid4()))
+            write_atomically(path, marker + "\n", "0640", owner="mysql", group="mysql")
+        return marker
 
     def stream(self):
         return [self.config["tool"], "--defaults-extra-file=%s" % self.config["option_file"], "--backup",
@@ -332,11 +348,17 @@ def receive_offer(config, channel, peer, offer):
         received = unpack(extract, channel, config["timeout"])
         extra = {}
         if config["method"] == "galera":
-            # applied here, so the member does no more work and the copy is ready to restore at once
-            run([config["tool"], "--prepare", "--target-dir=%s" % path], "the copy did not prepare",
-                config["timeout"])
+            # applied here, so the member does no more work and the copy is ready to restore at once (and to take
+            # the playbook's incrementals: the flavor's prepare options keep it open for them)
+            run([config["tool"]] + config.get("prepare_options", ["--prepare"]) + ["--target-dir=%s" % path],
+                "the copy did not prepare", config["timeout"])
             with open(os.path.join(path, config["galera_info"])) as handle:
-                extra = {"galera_info": handle.read().strip(), "prepared": True}
+                extra = {"galera_info": handle.read().strip(), "prepared": True, "type": "full", "bytes": received,
+                         "lineage": header.get("lineage")}
+            if config.get("checkpoints"):
+                with open(os.path.join(path, config["checkpoints"])) as handle:
+                    lsn = backup_chain.parse_checkpoints(handle.read())
+                extra.update(from_lsn=lsn["from_lsn"], to_lsn=lsn["to_lsn"])
         source_host = header.get("source_host")
         source = source_host if source_host in members else next(
             (name for name, address in members.items() if address == source_host), source_host)
