@@ -235,6 +235,8 @@ NUMBER_RANGES = (
     ("redo_sample_seconds", 0, 3600),
     ("restart_max_lag_seconds", 0, 86400),
     ("restart_gate_timeout", 1, 86400),
+    ("switchover_timeout", 1, 3600),
+    ("switchover_drain_timeout", 0, 3600),
     # group_replication's, with the ranges the server accepts for the variables they set (MySQL manual,
     # "Group Replication System Variables"), and its gates'.
     ("member_weight", 0, 100),
@@ -305,6 +307,11 @@ def role_errors(inputs, prefix="percona_server_"):
         except ValueError as err:
             errors.append("%saddress=%r: %s" % (prefix, inputs["address"], err))
     errors += file_name_errors(inputs, prefix)
+    # -e key=value gives strings: the words Ansible's bool filter reads as true or false are accepted too
+    for key in ("restart_hand_over",):
+        value = inputs.get(key, True)
+        if not isinstance(value, bool) and str(value).lower() not in ("true", "false", "yes", "no"):
+            errors.append("%s%s=%r: must be true or false" % (prefix, key, value))
     errors += override_errors(inputs.get("overrides") or {}, prefix, inputs.get("flavor"), inputs.get("version"))
     for index, database in enumerate(inputs.get("databases") or []):
         errors += schema_errors("%sdatabases[%d].name" % (prefix, index), (database or {}).get("name"))

@@ -60,10 +60,11 @@ def plan(states, target="", max_lag=60):
     """What a switchover to `target` (or to the best replica when empty) does, or why it must not start.
 
     states: {member: state} for every member of the inventory group. Returns {source, target, reason, phase
-    ('switchover', 'resume' or 'done'), fence, promote, repoint, steps, errors}. 'resume' finishes a switchover
+    ('switchover', 'resume' or 'done'), fence, promote, repoint, following (the replicas that replicate from the
+    source), steps, errors}. 'resume' finishes a switchover
     that stopped after the promotion (the promoted member is writable, others still follow the old source)."""
     result = {"source": None, "target": target or None, "reason": "", "phase": None, "fence": [], "promote": None,
-              "repoint": [], "steps": [], "errors": []}
+              "repoint": [], "following": [], "steps": [], "errors": []}
     errors = result["errors"]
     down = sorted(name for name, state in states.items() if not state.get("running"))
     if down:
@@ -90,6 +91,7 @@ def plan(states, target="", max_lag=60):
         else:
             elsewhere.append("%s replicates from %s" % (name, upstream or "%s:%s (not a member)" % (
                 replica.get("source_host"), replica.get("source_port"))))
+    result["following"] = following
     if elsewhere:
         errors.append("every replica must replicate from the source %s: %s" % (source, "; ".join(elsewhere)))
     for name in following + detached:

@@ -109,6 +109,14 @@ def test_a_fenced_source_whose_switchover_never_promoted_is_still_the_source():
     assert plan(states, "rep1")["phase"] == "switchover"
 
 
+def test_the_plan_names_the_replicas_that_follow_the_source():
+    # a rolling restart hands a source's writes over only where replicas follow it (not on a first converge)
+    assert plan(cluster())["following"] == ["rep1", "rep2"]
+    first_converge = {"src": source(replicas=()), "rep1": dict(replica("rep1"), replica=None, read_only=False),
+                      "rep2": dict(replica("rep2"), replica=None, read_only=False)}
+    assert plan(first_converge)["following"] == []
+
+
 def test_nothing_to_do_when_the_target_already_is_the_source():
     assert plan(cluster(), "src")["phase"] == "done"
 

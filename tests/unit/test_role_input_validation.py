@@ -151,6 +151,15 @@ def test_percona_server_refuses_proxies_it_cannot_drain_on(tmp_path):
         assert expected in result.stdout, result.stdout[-3000:]
 
 
+def test_percona_server_refuses_a_bad_hand_over_and_switchover_timeout(tmp_path):
+    result = run_validate(tmp_path, REPLICATION, {"percona_server_restart_hand_over": "sometimes",
+                                                  "percona_server_switchover_timeout": 0})
+    assert result.returncode != 0
+    for expected in ("percona_server_restart_hand_over='sometimes': must be true or false",
+                     "percona_server_switchover_timeout=0: must be from 1 to 3600"):
+        assert expected in result.stdout, result.stdout[-3000:]
+
+
 def test_percona_server_refuses_a_source_outside_the_inventory(tmp_path):
     inventory = REPLICATION.replace("percona_server_source: src}", "percona_server_source: srcc}", 1)
     result = run_validate(tmp_path, inventory)
