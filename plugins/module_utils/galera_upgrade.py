@@ -11,65 +11,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
+from ansible_collections.dbops.clusters.plugins.module_utils.package_upgrade import (
+    compare_versions, member_step, outside_play_refusal)
 from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
 
 UPGRADE_PLAYBOOK = "playbooks/rolling_upgrade_galera.yml"
 
 # Packages that are tools of the state transfer, not the server or the provider: never part of the upgrade.
 TOOL_PACKAGES = ("socat", "rsync")
-
-
-# ------------------------------------------------------------------------------------ Debian versions
-
-def _split(version):
-    """'1:11.8.9+ds-4' -> (1, '11.8.9+ds', '4'), as dpkg reads epoch, upstream version and revision."""
-    version = str(version).strip()
-    epoch = 0
-    if ":" in version:
-        head, version = version.split(":", 1)
-        epoch = int(head) if head.isdigit() else 0
-    revision = "0"
-    if "-" in version:
-        version, revision = version.rsplit("-", 1)
-    return epoch, version, revision
-
-
-def _order(char):
-    if char == "~":
-        return -1
-    if char.isalpha():
-        return ord(char)
-    return ord(char) + 256
-
-
-def _compare_part(left, right):
-    """dpkg's verrevcmp: non-digit runs by character order (~ before everything), digit runs as numbers."""
-    while left or right:
-        left_text = re.match(r"^[^0-9]*", left).group(0)
-        right_text = re.match(r"^[^0-9]*", right).group(0)
-        for index in range(max(len(left_text), len(right_text))):
-            left_char = _order(left_text[index]) if index < len(left_text) else 0
-            right_char = _order(right_text[index]) if index < len(right_text) else 0
-            if left_char != right_char:
-                return -1 if left_char < right_char else 1
-        left, right = left[len(left_text):], right[len(right_text):]
-        left_digits = re.match(r"^[0-9]*", left).group(0)
-        right_digits = re.match(r"^[0-9]*", right).group(0)
-        if int(left_digits or 0) != int(right_digits or 0):
-            return -1 if int(left_digits or 0) < int(right_digits or 0) else 1
-        left, right = left[len(left_digits):], right[len(right_digits):]
-    return 0
-
-
-def compare_versions(left, right):
-    """-1, 0 or 1 as Debian orders two package versions (epoch, then upstream version, then revision)."""
-    left_epoch, left_upstream, left_revision = _split(left)
-    right_epoch, right_upstream, right_revision = _split(right)
-    if left_epoch != right_epoch:
-        return -1 if left_epoch < right_epoch else 1
-    return _compare_part(left_upstream, right_upstream) or _compare_part(left_revision, right_revision)
 
 
 # -------------------------------------------------------------------------------------------- the plan
@@ -91,27 +40,6 @@ def _health(member, state, expected_size):
         if wsrep.get(key) != wanted:
             problems.append("%s: %s is %r, wanted %r" % (member, variable, wsrep.get(key), wanted))
     return problems
-
-
-def _member_step(member, packages, names):
-    """('upgrade'|'skip', {package: [installed, target]}, refusals) for one member."""
-    refusals, changes = [], {}
-    for name in names:
-        info = packages.get(name) or {}
-        installed, target = info.get("installed"), info.get("target")
-        if not installed:
-            refusals.append("%s: %s is not installed (the upgrade replaces installed packages; converge the "
-                            "member with the role first)" % (member, name))
-        elif not target:
-            refusals.append("%s: the package source has no %s %s (available: %s)" % (
-                member, name, info.get("wanted") or "candidate for the requested release",
-                ", ".join(info.get("available") or []) or "none"))
-        elif compare_versions(installed, target) > 0:
-            refusals.append("%s: %s %s is newer than the target %s: a downgrade, refused (restore from a "
-                            "backup or rebuild the member instead)" % (member, name, installed, target))
-        elif compare_versions(installed, target) < 0:
-            changes[name] = [installed, target]
-    return ("upgrade" if changes else "skip"), changes, refusals
 
 
 def writer_of(members, connections):
@@ -139,9 +67,7 @@ def plan_upgrade(members, states, names, in_play, group="galera"):
     refusals = []
     outside = [member for member in members if member not in in_play]
     if outside:
-        refusals.append("%s (members of pxc_galera_group=%s) are outside the play (--limit or "
-                        "unreachable): an upgrade runs over the whole cluster, one member at a time, and skips "
-                        "members already upgraded; run it without --limit" % (", ".join(outside), group))
+        refusals.append(outside_play_refusal(outside, "pxc_galera_group", group))
     if len(members) < 3:
         refusals.append("pxc_galera_group=%s has %d members: a rolling upgrade needs at least three, so "
                         "two keep the quorum while one is down" % (group, len(members)))
@@ -157,7 +83,7 @@ def plan_upgrade(members, states, names, in_play, group="galera"):
         uuid = (state.get("wsrep") or {}).get("cluster_state_uuid")
         if uuid:
             uuids.add(uuid)
-        steps[member], changes[member], member_refusals = _member_step(member, state.get("packages") or {}, names)
+        steps[member], changes[member], member_refusals = member_step(member, state.get("packages") or {}, names)
         refusals += member_refusals
     if len(uuids) > 1:
         refusals.append("the members report different cluster state UUIDs (%s): more than one cluster"

@@ -16,6 +16,9 @@ FLAVORS = {
     "percona": {
         "family": "mysql",
         "server_packages": ["percona-server-server", "percona-server-client"],
+        # What a rolling package upgrade replaces (playbooks/rolling_upgrade_gr.yml), the package holding mysqld
+        # first: its version is the server's.
+        "upgrade_packages": ["percona-server-server", "percona-server-client"],
         "service": "mysql",
         "config_dir": "/etc/mysql/mysql.conf.d",
         "default_series": "8.4",
@@ -64,6 +67,9 @@ FLAVORS = {
     "mysql": {
         "family": "mysql",
         "server_packages": ["mysql-server", "mysql-client"],
+        # Debian's mysql-server and mysql-client are metapackages of the -core packages that hold the binaries
+        # (mysqld is in mysql-server-core): all four move together, mysqld's package first.
+        "upgrade_packages": ["mysql-server-core", "mysql-server", "mysql-client-core", "mysql-client"],
         "service": "mysql",
         "config_dir": "/etc/mysql/mysql.conf.d",
         "default_series": "9.7",

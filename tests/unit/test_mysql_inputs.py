@@ -619,7 +619,7 @@ def test_the_series_refusal_names_the_layers_variable_and_upgrade_path(tmp_path,
         group = [task for task in yaml.safe_load(handle) if task.get("ansible.builtin.include_role", {}).get(
             "tasks_from") == "plan.yml"][0]["vars"]
     assert "primary last" in group["percona_server_upgrade_path"]
-    assert "not written yet" in group["percona_server_upgrade_path"]
+    assert "playbooks/rolling_upgrade_gr.yml" in group["percona_server_upgrade_path"]
 
 
 def test_mysql_tuning_refuses_a_removed_override_before_asking_the_binary(tmp_path, monkeypatch, capsys):
