@@ -11,14 +11,50 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_upgrade_paths import (
+    jump_refusal as mysql_jump_refusal, version_of)
 from ansible_collections.dbops.clusters.plugins.module_utils.package_upgrade import (
-    compare_versions, member_step, outside_play_refusal)
+    compare_versions, member_step, outside_play_refusal, upstream_version)
 from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
 
 UPGRADE_PLAYBOOK = "playbooks/rolling_upgrade_galera.yml"
 
 # Packages that are tools of the state transfer, not the server or the provider: never part of the upgrade.
 TOOL_PACKAGES = ("socat", "rsync")
+
+
+# MariaDB's long-term series in the order a Galera cluster moves through them. Galera replicates between mixed
+# versions only across adjacent major releases, so a rolling upgrade goes one series at a time; a jump past one
+# needs the whole cluster stopped ("Upgrading Galera Cluster", MariaDB documentation: "Do not run a rolling upgrade
+# that skips major versions ... To skip versions, use the full-cluster-shutdown method"). Seen here too: from an
+# 11.8 donor a 10.11 joiner gets neither SST nor IST (11.8 renamed the state-transfer file the joiner waits for).
+MARIADB_SERIES = ((10, 6), (10, 11), (11, 4), (11, 8))
+MARIADB_DOCS = ("MariaDB documentation, Upgrading Galera Cluster: one major version at a time, "
+                "10.6 -> 10.11 -> 11.4 -> 11.8")
+VERSIONS_VARIABLES = "pxc_galera_upgrade_release, pxc_galera_upgrade_versions"
+
+
+def series_jump_refusal(server_package, installed, target):
+    """Why a rolling upgrade cannot take the server package from `installed` to `target`, or None.
+
+    MariaDB: within a series, or to the next series of MARIADB_SERIES. Percona XtraDB Cluster follows MySQL's
+    upgrade paths (within an LTS series or to the next one)."""
+    current = version_of(upstream_version(installed)) if installed else None
+    goal = version_of(upstream_version(target)) if target else None
+    if current is None or goal is None or goal[:2] <= current[:2]:
+        return None
+    if not server_package.startswith("mariadb"):
+        return mysql_jump_refusal(current, goal, VERSIONS_VARIABLES)
+    where = "%s %s -> %s (%s)" % (server_package, installed, target, VERSIONS_VARIABLES)
+    if current[:2] not in MARIADB_SERIES or goal[:2] not in MARIADB_SERIES:
+        return ("%s: a series this playbook does not know for a rolling upgrade (%s); move one series at a time "
+                "(%s)" % (where, ", ".join("%d.%d" % series for series in MARIADB_SERIES), MARIADB_DOCS))
+    following = MARIADB_SERIES[MARIADB_SERIES.index(current[:2]) + 1]
+    if goal[:2] != following:
+        return ("%s skips a major series: Galera replicates between mixed versions only across adjacent major "
+                "releases, so a rolling upgrade moves one series at a time (%s); upgrade to %d.%d first, or stop the "
+                "whole cluster to skip versions" % (where, MARIADB_DOCS, following[0], following[1]))
+    return None
 
 
 # -------------------------------------------------------------------------------------------- the plan
@@ -85,6 +121,10 @@ def plan_upgrade(members, states, names, in_play, group="galera"):
             uuids.add(uuid)
         steps[member], changes[member], member_refusals = member_step(member, state.get("packages") or {}, names)
         refusals += member_refusals
+        server = (state.get("packages") or {}).get(names[0]) or {} if names else {}
+        jump = series_jump_refusal(names[0], server.get("installed"), server.get("target")) if names else None
+        if jump and jump not in refusals:
+            refusals.append(jump)
     if len(uuids) > 1:
         refusals.append("the members report different cluster state UUIDs (%s): more than one cluster"
                         % ", ".join(sorted(uuids)))

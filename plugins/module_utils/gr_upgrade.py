@@ -9,10 +9,8 @@ versions (apt_package_versions) from the servers and hands them to plan_upgrade 
 filter. Unit tested in tests/unit/test_gr_upgrade.py.
 
 What MySQL allows, from its manual (MySQL 8.4 Reference Manual):
-- Upgrade paths (3.2 Upgrade Paths, upgrade-paths.html): in place within an LTS series (8.4.0 -> 8.4.4) and
-  from one LTS series to the next (8.0 -> 8.4 LTS); a jump past an LTS is not supported. This plan accepts those
-  two and nothing else: targets in an Innovation series, and sources in one, are refused (they would have to
-  land on an LTS first), and so is a series it does not know.
+- Upgrade paths: in place within an LTS series or from one LTS series to the next (module_utils/
+  mysql_upgrade_paths.py, shared with the async upgrade).
 - Mixed versions in a group (20.8.1.1 Member Versions During Upgrades, group-replication-compatibility-
   upgrade.html): a member with a higher version joins a group whose lowest member runs a lower one; in
   single-primary mode it joins as a read-only secondary like any other, in multi-primary mode it stays read-only
@@ -31,7 +29,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.dbops.clusters.plugins.module_utils import group_replication as gr
-from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import FlavorError, parse_version
+from ansible_collections.dbops.clusters.plugins.module_utils.mysql_upgrade_paths import (
+    dotted as _dotted, jump_refusal as mysql_jump_refusal, version_of as _version)
 from ansible_collections.dbops.clusters.plugins.module_utils.package_upgrade import (
     member_step, outside_play_refusal, upstream_version)
 from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
@@ -41,47 +40,9 @@ GROUP_VARIABLE = "group_replication_group"
 VERSIONS_VARIABLE = "group_replication_upgrade_versions"
 RELEASE_VARIABLE = "group_replication_upgrade_release"
 
-# MySQL's long-term series in order. 8.0 is the last bugfix series; the upgrade-paths table treats it as an LTS
-# (8.0 -> 8.4 LTS is supported in place). Percona Server follows the same series.
-LTS_SERIES = ((8, 0), (8, 4), (9, 7))
-DOCS = "MySQL 8.4 Reference Manual, 3.2 Upgrade Paths"
-
-
-def _version(text):
-    """(major, minor, patch) of a server or package version, or None when it cannot be read."""
-    if not text:
-        return None
-    try:
-        return parse_version(str(text))
-    except FlavorError:
-        return None
-
-
-def _dotted(version):
-    return ".".join(str(part) for part in version)
-
-
 def jump_refusal(current, target):
-    """Why MySQL does not support moving a member from server version `current` to `target` in place, or None.
-
-    current, target: (major, minor, patch). Within a series, or from an LTS series to the next LTS: supported.
-    A lower target is a downgrade (refused by the package check, which names the package)."""
-    if current is None or target is None or target <= current or target[:2] == current[:2]:
-        return None
-    source, goal = current[:2], target[:2]
-    where = ("%s -> %s (%s, %s)" % (_dotted(current), _dotted(target), RELEASE_VARIABLE, VERSIONS_VARIABLE))
-    lts = "LTS series %s" % " -> ".join(_dotted(series) for series in LTS_SERIES)
-    if source not in LTS_SERIES:
-        return ("%s: the group runs %s, not an LTS series this playbook knows (%s); MySQL upgrades in place within "
-                "an LTS series or from one LTS series to the next (%s)" % (where, _dotted(source), lts, DOCS))
-    if goal not in LTS_SERIES:
-        return ("%s: %s is not an LTS series this playbook knows (%s); a rolling upgrade here stays within an LTS "
-                "series or goes to the next LTS series (%s)" % (where, _dotted(goal), lts, DOCS))
-    following = LTS_SERIES[LTS_SERIES.index(source) + 1] if LTS_SERIES.index(source) + 1 < len(LTS_SERIES) else None
-    if goal != following:
-        return ("%s skips the LTS series between them: MySQL upgrades in place from one LTS series to the next only "
-                "(%s; %s); upgrade to %s first" % (where, lts, DOCS, _dotted(following)))
-    return None
+    """Why MySQL does not upgrade a member from `current` to `target` in place, naming this playbook's variables."""
+    return mysql_jump_refusal(current, target, "%s, %s" % (RELEASE_VARIABLE, VERSIONS_VARIABLE))
 
 
 def _member_health(member, state):

@@ -38,8 +38,8 @@ def known_options(module, binary):
 
 
 # How a server of an async topology moves to another series; the cluster roles name their own path.
-ASYNC_UPGRADE_PATH = ("one member at a time: the replicas first, then a switchover (playbooks/mysql_switchover.yml), "
-                      "then the old source (docs/upgrades.md)")
+ASYNC_UPGRADE_PATH = ("one server at a time, the replicas first and the source last after a hand-over, with "
+                      "playbooks/rolling_upgrade_mysql.yml (docs/upgrades.md)")
 
 
 def series_refusal(series, installed, binary, flavor=None, installed_flavor=None, variable="percona_server_version",
@@ -56,10 +56,12 @@ def series_refusal(series, installed, binary, flavor=None, installed_flavor=None
     have = str(installed).split(".")[:2]
     if wanted == have:
         return None
+    older = tuple(int(part) for part in wanted if part.isdigit()) < tuple(int(part) for part in have if part.isdigit())
+    move = ("a running server is never moved to an older series (restore a backup of that series, or rebuild the "
+            "server)" if older else "or move the server to %s %s" % (series, upgrade_path or ASYNC_UPGRADE_PATH))
     return ("%s asks for series %s, but %s is %s: the role plans for the installed series and never changes a "
-            "server's version. Nothing was written. Set %s to %s (empty means the flavor's default series), or move "
-            "the server to %s %s." % (variable, series, binary, installed, variable, ".".join(have), series,
-                                      upgrade_path or ASYNC_UPGRADE_PATH))
+            "server's version. Nothing was written. Set %s to %s (empty means the flavor's default series); %s."
+            % (variable, series, binary, installed, variable, ".".join(have), move))
 
 
 def refusal(variable, names, known, binary):

@@ -102,8 +102,7 @@ options:
   upgrade_path:
     description:
       - How the caller's topology moves to another series, named in the refusal of another series (default the
-        async path - the replicas first, then a switchover with C(playbooks/mysql_switchover.yml), then the old
-        source).
+        async path - C(playbooks/rolling_upgrade_mysql.yml), the replicas first, the source last after a hand-over).
     type: str
 attributes:
   check_mode:

@@ -123,6 +123,31 @@ def test_a_downgrade_is_refused():
     assert all("a downgrade, refused" in refusal for refusal in plan["refusals"])
 
 
+@pytest.mark.parametrize("installed, target, refused", [
+    ("1:11.8.9+ds-0+deb13u1", "1:11.8.9+ds-4", None),              # within a series
+    ("1:11.4.5-1", "1:11.8.9+ds-4", None),                         # to the next series
+    ("1:10.11.18-0+deb12u1", "1:11.8.9+ds-4", "skips a major series"),   # bookworm -> trixie
+    ("1:10.11.18-0+deb12u1", "1:11.4.5-1", None),
+    ("1:10.5.26-1", "1:10.6.20-1", "a series this playbook does not know"),
+])
+def test_mariadb_moves_one_series_at_a_time(installed, target, refused):
+    server = {"installed": installed, "target": target, "available": [installed, target]}
+    value = dict((name, dict(member(), packages={"mariadb-server": server,
+                                                 "galera-4": member()["packages"]["galera-4"]}))
+                 for name in MEMBERS)
+    refusals = [r for r in gu.plan_upgrade(MEMBERS, value, NAMES, MEMBERS)["refusals"] if "series" in r]
+    if refused:
+        assert len(refusals) == 1 and refused in refusals[0], refusals
+        assert "pxc_galera_upgrade_versions" in refusals[0] and "one major version at a time" in refusals[0]
+    else:
+        assert refusals == []
+
+
+def test_percona_xtradb_cluster_follows_mysqls_paths():
+    assert gu.series_jump_refusal("percona-xtradb-cluster", "8.0.40-1", "8.4.3-1") is None
+    assert "skips the LTS series" in gu.series_jump_refusal("percona-xtradb-cluster", "8.0.40-1", "9.7.4-1")
+
+
 def test_every_reason_at_once():
     stopped = member(installed=NEW, target=OLD)
     stopped.update(wsrep=None)

@@ -151,7 +151,7 @@ def test_a_downgrade_the_source_has_is_refused():
     ((8, 4, 3), (9, 7, 4), None),
     ((8, 0, 40), (9, 7, 4), "skips the LTS series between them"),
     ((8, 4, 3), (9, 3, 0), "9.3 is not an LTS series"),
-    ((9, 3, 0), (9, 7, 4), "the group runs 9.3, not an LTS series"),
+    ((9, 3, 0), (9, 7, 4), "the servers run 9.3, not an LTS series"),
     ((9, 7, 4), (9, 7, 3), None),             # a downgrade: the package check names it
 ])
 def test_the_jump_follows_mysqls_upgrade_paths(current, target, words):

@@ -576,7 +576,19 @@ def test_another_series_than_the_installed_one_is_refused(series, installed, ref
     assert bool(message) == refused
     if refused:
         assert "percona_server_version asks for series %s, but /usr/sbin/mysqld is %s" % (series, installed) in message
-        assert "Nothing was written" in message and "playbooks/mysql_switchover.yml" in message
+        assert "Nothing was written" in message
+        # every refused case here asks for an older series than the installed one: no path leads there
+        assert "never moved to an older series" in message and "rolling_upgrade" not in message
+
+
+def test_a_newer_series_names_the_upgrade_playbook():
+    from ansible_collections.dbops.clusters.plugins.module_utils.mysql_server_options import series_refusal
+    message = series_refusal("9.7", "8.4.3", "/usr/sbin/mysqld")
+    assert message.endswith("or move the server to 9.7 one server at a time, the replicas first and the source "
+                            "last after a hand-over, with playbooks/rolling_upgrade_mysql.yml (docs/upgrades.md).")
+    layered = series_refusal("11.8", "11.4.5", "/usr/sbin/mariadbd",
+                             upgrade_path="with playbooks/rolling_upgrade_galera.yml")
+    assert layered.endswith("move the server to 11.8 with playbooks/rolling_upgrade_galera.yml.")
 
 
 def test_mysql_tuning_refuses_a_series_the_installed_binary_is_not(tmp_path, monkeypatch, capsys):
@@ -606,9 +618,9 @@ def test_the_series_refusal_names_the_layers_variable_and_upgrade_path(tmp_path,
     assert result["failed"]
     assert result["msg"].startswith("pxc_galera_version asks for series 8.4, but %s is 9.7.4" % binary)
     assert "Set pxc_galera_version to 9.7" in result["msg"]
-    assert result["msg"].endswith("move the server to 8.4 one member at a time with "
-                                  "playbooks/rolling_upgrade_galera.yml.")
-    assert "mysql_switchover" not in result["msg"]
+    # 8.4 is older than the installed 9.7: no upgrade path leads there, the path is not offered
+    assert result["msg"].endswith("never moved to an older series (restore a backup of that series, or rebuild "
+                                  "the server).")
     roles = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
     with open(os.path.join(roles, "pxc_galera", "tasks", "plan.yml"), encoding="utf-8") as handle:
         galera = [task for task in yaml.safe_load(handle) if task.get("ansible.builtin.include_role", {}).get(
