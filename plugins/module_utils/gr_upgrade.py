@@ -40,6 +40,7 @@ GROUP_VARIABLE = "group_replication_group"
 VERSIONS_VARIABLE = "group_replication_upgrade_versions"
 RELEASE_VARIABLE = "group_replication_upgrade_release"
 
+
 def jump_refusal(current, target):
     """Why MySQL does not upgrade a member from `current` to `target` in place, naming this playbook's variables."""
     return mysql_jump_refusal(current, target, "%s, %s" % (RELEASE_VARIABLE, VERSIONS_VARIABLE))
