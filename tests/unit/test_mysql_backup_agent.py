@@ -103,8 +103,10 @@ def test_a_members_backup_lands_described_with_latest_and_a_status(tmp_path):
     # the next member's turn finds it fresh
     client, agent, repository = receive(tmp_path, {"db1": "127.0.0.1", "db2": "10.0.0.2"}, member="db1")
     ask(client, {"op": "offer", "member": "db1", "fresh_within": 120})
-    fresh = "%s (of db2) finished 0 s ago, within this turn's 120 s" % go["name"]
-    assert answer(client) == {"go": False, "reason": fresh}
+    # seconds since the backup: 0 on an idle machine, a few under load
+    reply = answer(client)
+    assert reply["go"] is False and re.match(r"^%s \(of db2\) finished [0-9] s ago, within this turn's 120 s$"
+                                             % re.escape(go["name"]), reply["reason"]), reply
     assert agent.wait(20) == 0
 
 
