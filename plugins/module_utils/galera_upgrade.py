@@ -12,9 +12,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_upgrade_paths import (
-    jump_refusal as mysql_jump_refusal, version_of)
+    jump_refusal as mysql_jump_refusal, package_version)
 from ansible_collections.dbops.clusters.plugins.module_utils.package_upgrade import (
-    compare_versions, member_step, outside_play_refusal, upstream_version)
+    compare_versions, member_step, outside_play_refusal)
 from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
 
 UPGRADE_PLAYBOOK = "playbooks/rolling_upgrade_galera.yml"
@@ -39,8 +39,7 @@ def series_jump_refusal(server_package, installed, target):
 
     MariaDB: within a series, or to the next series of MARIADB_SERIES. Percona XtraDB Cluster follows MySQL's
     upgrade paths (within an LTS series or to the next one)."""
-    current = version_of(upstream_version(installed)) if installed else None
-    goal = version_of(upstream_version(target)) if target else None
+    current, goal = package_version(installed), package_version(target)
     if current is None or goal is None or goal[:2] <= current[:2]:
         return None
     if not server_package.startswith("mariadb"):

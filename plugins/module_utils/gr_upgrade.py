@@ -30,9 +30,9 @@ __metaclass__ = type
 
 from ansible_collections.dbops.clusters.plugins.module_utils import group_replication as gr
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_upgrade_paths import (
-    dotted as _dotted, jump_refusal as mysql_jump_refusal, version_of as _version)
+    dotted as _dotted, jump_refusal as mysql_jump_refusal, package_version, version_of as _version)
 from ansible_collections.dbops.clusters.plugins.module_utils.package_upgrade import (
-    member_step, outside_play_refusal, upstream_version)
+    member_step, outside_play_refusal)
 from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
 
 UPGRADE_PLAYBOOK = "playbooks/rolling_upgrade_gr.yml"
@@ -98,8 +98,8 @@ def plan_upgrade(members, states, names, in_play, group="group_replication", ser
         refusals += member_refusals
         versions[member] = report.get("version")
         info = packages.get(server_package) or {}
-        targets[member] = _version(upstream_version(info["target"])) if info.get("target") else None
-        installed = _version(upstream_version(info["installed"])) if info.get("installed") else None
+        targets[member] = package_version(info.get("target"))
+        installed = package_version(info.get("installed"))
         running = _version(report.get("version"))
         if steps[member] == "skip" and running and installed and running != installed:
             refusals.append("%s runs %s but its %s package is %s: the server was not restarted since its package "

@@ -19,7 +19,7 @@ __metaclass__ = type
 
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_switchover import converge_conflicts
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_upgrade_paths import (
-    dotted, jump_refusal, version_of)
+    dotted, jump_refusal, package_version, version_of)
 from ansible_collections.dbops.clusters.plugins.module_utils.package_upgrade import (
     member_step, outside_play_refusal, upstream_version)
 from ansible_collections.dbops.clusters.plugins.module_utils.rolling import rolling_order
@@ -82,8 +82,8 @@ def plan_upgrade(members, states, names, in_play, declared, group="mysql"):
         refusals += member_refusals
         info = packages.get(names[0]) or {}
         versions[member] = upstream_version(info["installed"]) if info.get("installed") else None
-        targets[member] = version_of(upstream_version(info["target"])) if info.get("target") else None
-    installed = [version_of(version) for version in versions.values() if version_of(version)]
+        targets[member] = package_version(info.get("target"))
+    installed = [version for version in (version_of(text) for text in versions.values()) if version]
     wanted = sorted(set(target for target in targets.values() if target))
     target_version = wanted[-1] if wanted else None
     if len(wanted) > 1:

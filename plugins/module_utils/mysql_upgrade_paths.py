@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_flavors import FlavorError, parse_version
+from ansible_collections.dbops.clusters.plugins.module_utils.package_upgrade import upstream_version
 
 # MySQL's long-term series in order. 8.0 is the last bugfix series; the upgrade-paths table treats it as an LTS
 # (8.0 -> 8.4 LTS is supported in place).
@@ -29,6 +30,11 @@ def version_of(text):
         return parse_version(str(text))
     except FlavorError:
         return None
+
+
+def package_version(debian_version):
+    """(major, minor, patch) of a Debian package version ('1:11.8.9+ds-4' -> (11, 8, 9)), or None."""
+    return version_of(upstream_version(debian_version)) if debian_version else None
 
 
 def dotted(version):
