@@ -248,20 +248,37 @@ def drain_plan(state, hostname, port, memory_rows, disk_rows, runtime_rows=(), h
             reason += ("; hand-over: hostgroup %s keeps its new sessions waiting in the proxy until the monitor "
                        "places the next writer" % ", ".join(held))
         else:
-            reason += ", a Galera writer moves to the heaviest other member"
+            reason += ", the other servers of its hostgroups take its new work"
         return ([("UPDATE mysql_servers SET weight=0 WHERE hostname=%s AND port=%s", (hostname, int(port)))],
                 reason)
-    saved = dict((str(row["hostgroup_id"]), str(row["weight"])) for row in disk_rows
+    saved = dict((str(row["hostgroup_id"]), (str(row["weight"]), row.get("status", "ONLINE"))) for row in disk_rows
                  if row["hostname"] == hostname and str(row["port"]) == port)
     missing = sorted(str(row["hostgroup_id"]) for row in mine if str(row["hostgroup_id"]) not in saved)
     if missing:
         raise DrainError("%s:%s has no saved row for hostgroup %s in disk.mysql_servers: the weight to put back "
                          "is unknown (run the proxysql role, which saves its rows)"
                          % (hostname, port, ", ".join(missing)))
-    statements = [("UPDATE mysql_servers SET weight=%s WHERE hostgroup_id=%s AND hostname=%s AND port=%s",
-                   (int(saved[str(row["hostgroup_id"])]), int(row["hostgroup_id"]), hostname, int(port)))
-                  for row in mine if str(row["weight"]) != saved[str(row["hostgroup_id"])]]
+    # The saved status too: a run stopped between idle_reset_statements' load and this one left OFFLINE_HARD.
+    statements = []
+    for row in mine:
+        weight, status = saved[str(row["hostgroup_id"])]
+        if (str(row["weight"]), row.get("status", "ONLINE")) != (weight, status):
+            statements.append((PUT_BACK_SQL, (int(weight), status, int(row["hostgroup_id"]), hostname, int(port))))
     if not statements:
         return [], "%s:%s has its saved weights" % (hostname, port)
     return statements, "the saved weights back on %s:%s (%s)" % (hostname, port, ", ".join(
-        "%s in hostgroup %s" % (saved[str(row["hostgroup_id"])], row["hostgroup_id"]) for row in mine))
+        "%s in hostgroup %s" % (saved[str(row["hostgroup_id"])][0], row["hostgroup_id"]) for row in mine))
+
+
+PUT_BACK_SQL = "UPDATE mysql_servers SET weight=%s, status=%s WHERE hostgroup_id=%s AND hostname=%s AND port=%s"
+
+
+def idle_reset_statements(put_back_statements, hostname, port):
+    """[(sql, args)] that close the proxy's idle connections to a drained backend before drain_plan's put-back
+    (its statements): its rows there OFFLINE_HARD for one load, which makes ProxySQL drop the backend's free
+    connections at once. Those were opened before the drain; after a restart they are dead, and ProxySQL hands a
+    pooled connection to a new transaction without checking it first (it pings idle ones only every
+    mysql-ping_interval_server_msec): the transaction fails with 2013, which ProxySQL cannot run again elsewhere
+    once it is open. The put-back's own statements set the saved status again. Pure."""
+    return [("UPDATE mysql_servers SET status='OFFLINE_HARD' WHERE hostgroup_id=%s AND hostname=%s AND port=%s",
+             (args[2], hostname, int(port))) for dummy, args in put_back_statements]

@@ -33,6 +33,12 @@ description:
     Put back earlier, a backend just restarted is still judged by the pings that failed while it was down, and
     ProxySQL's next ping round shuns it and kills every connection to it, the ones in use too; ProxySQL then runs
     each statement in flight again on another server, so one that had committed runs twice.
+  - Before it puts the weights back, I(state=online) closes the idle connections of the proxy's pool to the
+    backend in the hostgroups where it is drained (one load with its rows C(OFFLINE_HARD), then the put-back,
+    which sets the saved status again). They were opened before the drain and, after a restart, are dead;
+    ProxySQL hands a pooled connection to a new transaction without checking it, and the transaction fails with
+    2013. Not when a connection there is still in use (it outlived the drain, so the backend was not restarted
+    since and its idle connections are alive).
   - Refused, before any change, for a backend that is not in C(mysql_servers) and for a drain that would leave a
     hostgroup of the backend, declared or in the runtime, without another server of weight above 0 (the writer of
     an async or Group Replication topology, which its monitor alone put in the writer hostgroup), unless
@@ -143,6 +149,15 @@ ping_waited_s:
   description: Seconds waited, before the weights went back, for the monitor to ping the backend successfully.
   returned: when state is online and weights were put back, outside check mode
   type: float
+idle_before:
+  description: Idle connections of the proxy's pool to the backend, in the hostgroups where it was drained, before
+    the put-back.
+  returned: when state is online and weights were put back
+  type: int
+idle_closed:
+  description: How many of them the put-back closed first.
+  returned: when state is online and idle connections were closed, outside check mode
+  type: int
 """
 
 import time
@@ -152,8 +167,8 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.dbops.clusters.plugins.module_utils.mysql_connection import (
     HAS_PYMYSQL, PYMYSQL_IMPORT_ERROR, ConnectionError_)
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    LOGIN_SPEC, PING_LOG_SQL, DrainError, admin_connection, answered_since, drain_plan, fetch_rows, known_backend,
-    load_keeping_placements, proxy_placed_rows)
+    LOGIN_SPEC, PING_LOG_SQL, DrainError, admin_connection, answered_since, drain_plan, fetch_rows,
+    idle_reset_statements, known_backend, load_keeping_placements, proxy_placed_rows)
 
 try:
     import pymysql
@@ -162,6 +177,7 @@ except ImportError:  # pragma: no cover - reported through HAS_PYMYSQL
 
 POLL_S = 0.2
 PING_WAIT_MIN_S = 10
+IDLE_CLOSE_WAIT_S = 5
 
 
 def value(connection, sql, args):
@@ -192,6 +208,53 @@ def wait_for_a_ping(module, connection, hostname, port, result):
                                     (rows[0]["ping_error"] or "an answer before the wait") if rows else "none"),
                              **result)
         time.sleep(POLL_S)
+
+
+def drained_hostgroups(runtime_rows, hostname, port):
+    """The runtime hostgroups where the backend has weight 0, declared or placed by a monitor (a Galera member's
+    reader row): no new connection went to it there since the drain."""
+    return sorted(set(int(row["hostgroup_id"]) for row in runtime_rows if row["hostname"] == hostname
+                      and str(row["port"]) == str(port) and str(row["weight"]) == "0"))
+
+
+def pool_counts(connection, hostname, port, hostgroups):
+    """(connections in use, idle connections) of the proxy's pool to the backend in these hostgroups."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT COALESCE(SUM(ConnUsed), 0), COALESCE(SUM(ConnFree), 0) FROM "
+                       "stats_mysql_connection_pool WHERE srv_host=%%s AND srv_port=%%s AND hostgroup IN (%s)"
+                       % ", ".join(["%s"] * len(hostgroups)), tuple([hostname, port] + hostgroups))
+        used, free = cursor.fetchone()
+    return int(used), int(free)
+
+
+def idle_reset(connection, runtime_rows, hostname, port, result):
+    """The hostgroups where the put-back first closes the idle connections of the proxy's pool to the backend
+    (idle_reset_statements says why): only where it has some and none in use. A connection still in use there
+    outlived the drain's wait, so the backend was not restarted since (a restart would have cut it): its idle
+    connections are alive and stay. Empty: no reset."""
+    hostgroups = drained_hostgroups(runtime_rows, hostname, port)
+    used, free = pool_counts(connection, hostname, port, hostgroups) if hostgroups else (0, 0)
+    result["idle_before"] = free
+    if free and used:
+        result["reason"] += ("; %d connection(s) of the pool still in use on it, so it was not restarted since the "
+                             "drain: its %d idle one(s) are kept" % (used, free))
+    return hostgroups if free and not used else []
+
+
+def close_idle_connections(connection, reset, hostgroups, hostname, port, result):
+    """Runs the reset load and waits (at most IDLE_CLOSE_WAIT_S) until the pool has no idle connection to the
+    backend left; says how many it closed."""
+    with connection.cursor() as cursor:
+        for sql, args in reset:
+            cursor.execute(sql, args or None)
+    started = time.time()
+    dummy, free = pool_counts(connection, hostname, port, hostgroups)
+    while free and time.time() - started < IDLE_CLOSE_WAIT_S:
+        time.sleep(POLL_S)
+        dummy, free = pool_counts(connection, hostname, port, hostgroups)
+    result["idle_closed"] = result["idle_before"] - free
+    result["reason"] += "; %d idle connection(s) opened before the drain closed first%s" % (
+        result["idle_closed"], " (%d still open after %d s)" % (free, IDLE_CLOSE_WAIT_S) if free else "")
 
 
 def weights(rows, hostname, port):
@@ -242,13 +305,22 @@ def main():
         module.fail_json(msg=str(err), **result)
     except pymysql.err.MySQLError as err:
         module.fail_json(msg="reading ProxySQL's mysql_servers failed: %s" % err, **result)
-    sequence = load_keeping_placements(placed, list(memory[0]) if memory else [], statements) if statements else []
-    result["queries"] = [sql % tuple(repr(arg) for arg in args) for sql, args in sequence]
+    columns = list(memory[0]) if memory else []
+    sequence = load_keeping_placements(placed, columns, statements) if statements else []
+    reset, reset_hostgroups = [], []
+    if state == "online" and statements:
+        try:
+            reset_hostgroups = idle_reset(connection, runtime, hostname, port, result)
+        except pymysql.err.MySQLError as err:
+            module.fail_json(msg="reading ProxySQL's connection pool failed: %s" % err, **result)
+        if reset_hostgroups:
+            reset = load_keeping_placements(placed, columns, idle_reset_statements(statements, hostname, port))
+    result["queries"] = [sql % tuple(repr(arg) for arg in args) for sql, args in reset + sequence]
     if statements:
         result["changed"] = True
         before = weights(memory, hostname, port)
-        after = dict(before, **dict(("hostgroup %s" % args[1], str(args[0])) for sql, args in statements
-                                    if len(args) == 4))
+        after = dict(before, **dict(("hostgroup %s" % args[2], str(args[0])) for sql, args in statements
+                                    if state == "online"))
         if state == "drained":
             # one statement per hostgroup (shared_only), or one for every row
             shared = set("hostgroup %s" % args[0] for sql, args in statements if len(args) == 3)
@@ -259,6 +331,8 @@ def main():
     try:
         if state == "online" and sequence:
             result["ping_waited_s"] = wait_for_a_ping(module, connection, hostname, port, result)
+        if reset:
+            close_idle_connections(connection, reset, reset_hostgroups, hostname, port, result)
         result["loaded_at"] = round(time.time(), 6)
         with connection.cursor() as cursor:
             for sql, args in sequence:

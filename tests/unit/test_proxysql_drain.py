@@ -3,8 +3,8 @@ put a backend back, refusals before any change."""
 import pytest
 
 from ansible_collections.dbops.clusters.plugins.module_utils.proxysql_admin import (
-    DrainError, answered_since, drain_plan, galera_monitor_hostgroups, known_backend, load_keeping_placements,
-    placed_rows)
+    DrainError, answered_since, drain_plan, galera_monitor_hostgroups, idle_reset_statements, known_backend,
+    load_keeping_placements, placed_rows)
 
 
 def rows(*spec):
@@ -80,10 +80,30 @@ def test_online_puts_back_the_saved_weights_only_where_they_differ():
     memory = rows((10, "g1", 0), (20, "g1", 5), (10, "g2", 100000))
     disk = rows((10, "g1", 10000000), (20, "g1", 5), (10, "g2", 100000))
     statements, reason = drain_plan("online", "g1", 3306, memory, disk)
-    assert statements == [("UPDATE mysql_servers SET weight=%s WHERE hostgroup_id=%s AND hostname=%s AND port=%s",
-                           (10000000, 10, "g1", 3306))]
+    assert statements == [("UPDATE mysql_servers SET weight=%s, status=%s WHERE hostgroup_id=%s AND hostname=%s "
+                           "AND port=%s", (10000000, "ONLINE", 10, "g1", 3306))]
     assert "10000000 in hostgroup 10" in reason
     assert drain_plan("online", "g1", 3306, disk, disk)[0] == []
+
+
+def test_online_puts_back_the_saved_status_a_stopped_reset_left():
+    # a run stopped between the idle reset's load and the put-back: the weight is back, the status is not
+    disk = [dict(row, status="ONLINE") for row in GALERA]
+    memory = [dict(row, status="OFFLINE_HARD" if row["hostname"] == "g1" else "ONLINE") for row in GALERA]
+    statements, dummy = drain_plan("online", "g1", 3306, memory, disk)
+    assert [args for sql, args in statements] == [(10000000, "ONLINE", 10, "g1", 3306)]
+
+
+def test_the_idle_reset_takes_the_put_back_rows_offline_hard_for_one_load():
+    memory = rows((10, "g1", 0), (20, "g1", 0), (10, "g2", 100000))
+    disk = rows((10, "g1", 10000000), (20, "g1", 5), (10, "g2", 100000))
+    put_back, dummy = drain_plan("online", "g1", 3306, memory, disk)
+    reset = idle_reset_statements(put_back, "g1", 3306)
+    assert reset == [("UPDATE mysql_servers SET status='OFFLINE_HARD' WHERE hostgroup_id=%s AND hostname=%s "
+                      "AND port=%s", (hostgroup, "g1", 3306)) for hostgroup in (10, 20)]
+    # the put-back that follows sets every one of those rows' saved status again
+    assert set((args[2], args[1]) for sql, args in put_back) == set([(10, "ONLINE"), (20, "ONLINE")])
+    assert idle_reset_statements([], "g1", 3306) == []
 
 
 def test_online_without_a_saved_weight_is_refused():
