@@ -13,6 +13,7 @@ against. InnoDB LSNs belong to one server's data directory, so a piece's member 
 was copied from) are its base's.
 
 - parse_checkpoints: the tool's checkpoints file (backup_type, from_lsn, to_lsn, last_lsn).
+- with_checkpoints: a repository's backups, each complete one with its checkpoints file read.
 - chain: the pieces a restore of one backup applies, full first; ChainBroken when a link is missing or does not join.
 - chains: the repository's complete chains, newest first.
 - next_base: the piece a new incremental is taken against (the newest complete backup) and its chain.
@@ -57,6 +58,22 @@ def parse_checkpoints(text):
                 "to_lsn": int(values["to_lsn"]), "last_lsn": int(values.get("last_lsn", values["to_lsn"]))}
     except (KeyError, ValueError):
         raise ChainBroken("the checkpoints file says no backup_type and LSNs (%r)" % (text or "").strip()[:200])
+
+
+def with_checkpoints(backups, name):
+    """The backups, each complete one with its checkpoints file (name) read: an unreadable one says so in
+    backup_type, so a chain through it is refused rather than applied blind."""
+    result = []
+    for backup in backups:
+        if backup.get("complete") or backup.get("bare"):
+            try:
+                with open(os.path.join(backup["path"], name)) as handle:
+                    checkpoints = parse_checkpoints(handle.read())
+            except (IOError, OSError, ChainBroken) as err:
+                checkpoints = {"backup_type": "unreadable (%s)" % err, "from_lsn": -1, "to_lsn": -1, "last_lsn": -1}
+            backup = dict(backup, checkpoints=checkpoints)
+        result.append(backup)
+    return result
 
 
 def _named(backups):

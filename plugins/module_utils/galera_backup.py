@@ -12,6 +12,8 @@
 - lineage_text / lineage_matches: the marker that tells a member's data directory apart from the one it holds
   after a state transfer or a restore (both replace every file, the marker included).
 - scheduled_turn: whether a member whose backup timer fired copies itself now (from its own wsrep status).
+- scheduled_level: what a scheduled turn the backup host accepted copies: the full timer's turns a full backup, the
+  incremental timer's turns an incremental on the newest chain under backup_plan's auto rules, else a full backup.
 - restore_refusal: why one member may not be rebuilt now (it is the last Synced member, or taking it out
   would leave no majority of the members).
 - cluster_restore_refusal: why the whole cluster may not be restored from a backup now (a Primary component
@@ -95,8 +97,9 @@ def lineage_matches(marker, recorded):
     return bool((marker or "").strip()) and (marker or "").strip() == (recorded or "").strip()
 
 
-def _incremental_obstacle(members, avoid, requested, base, base_refusal, lineage):
-    """Why no incremental can be taken against base now (empty when one can)."""
+def _incremental_obstacle(members, avoid, requested, base, base_refusal, lineage, turn=False):
+    """Why no incremental can be taken against base now (empty when one can). turn: requested is the member whose
+    scheduled turn it is (not an operator's pxc_galera_backup_member)."""
     if base_refusal or not base:
         return base_refusal or "no complete backup to take an incremental against"
     name, member = base.get("name"), base.get("member")
@@ -106,8 +109,8 @@ def _incremental_obstacle(members, avoid, requested, base, base_refusal, lineage
         return ("its base %s was copied from %s, which the writer or the proxies use now (pxc_galera_backup_avoid)"
                 % (name, member))
     if requested and requested != member:
-        return ("pxc_galera_backup_member=%s, but its base %s was copied from %s: InnoDB LSNs belong to one member's "
-                "data directory" % (requested, name, member))
+        return ("%s, but its base %s was copied from %s: InnoDB LSNs belong to one member's data directory" % (
+            ("the turn is %s's" if turn else "pxc_galera_backup_member=%s") % requested, name, member))
     if not base.get("lineage") or (base.get("checkpoints") or {}).get("to_lsn") is None:
         return "its base %s records no data-directory lineage or LSN (taken before incremental backups)" % name
     if not lineage_matches(lineage, base["lineage"]):
@@ -158,6 +161,34 @@ def scheduled_turn(summary, expected_size):
     if problems:
         return False, "%s: a backup desyncs a member only while the cluster is whole" % "; ".join(problems)
     return True, "Synced in a Primary component of %d" % expected_size
+
+
+# The levels of the scheduled turns: each member has a timer for full backups (pxc_galera_backup_schedule), and may
+# have one for incrementals (pxc_galera_backup_schedule_incremental); the agent names its timer's level in its offer.
+SCHEDULED_LEVELS = ("full", "incremental")
+
+
+def scheduled_level(turn, member, members, lineage="", base=None, base_refusal=""):
+    """{level, base, base_path, from_lsn, reason}: what the scheduled turn of member copies, once the backup host
+    accepted its offer (mysql_backup.receiver_answer). turn: the level of the member's timer. A full turn copies a
+    full backup, the start of a new chain. An incremental turn follows backup_plan's auto rules with member as the
+    one asked for: an incremental against base (the repository's newest complete backup, backup_chain.next_base,
+    with its checkpoints; base_refusal says why there is none) only when member copied base and its data directory
+    still carries base's lineage (lineage: the text of its LINEAGE_FILE now, empty when there is none); otherwise
+    a full backup, and the reason says why. BackupRefused for a turn of another level."""
+    if turn not in SCHEDULED_LEVELS:
+        raise BackupRefused("a scheduled turn of level %r: one of %s" % (turn, ", ".join(SCHEDULED_LEVELS)))
+    full = {"level": "full", "base": "", "base_path": "", "from_lsn": None}
+    if turn == "full":
+        return dict(full, reason="a full backup, the schedule's full turn (a new chain)")
+    why = _incremental_obstacle(list(members), [], member, base, base_refusal, lineage, turn=True)
+    if why:
+        return dict(full, reason="a full backup, as no incremental can be taken: %s" % why)
+    return {"level": "incremental", "base": base["name"], "base_path": base.get("path", ""),
+            "from_lsn": base["checkpoints"]["to_lsn"],
+            "reason": "an incremental backup: the pages of %s changed since %s (LSN %d), the repository's newest "
+                      "complete backup, copied from %s like it" % (member, base["name"],
+                                                                   base["checkpoints"]["to_lsn"], member)}
 
 
 def restore_refusal(states, members, target):

@@ -40,6 +40,8 @@ CLOCK_MARGIN = 300
 DESCRIPTION = "dbops-backup.json"
 # The scheduled backups' last attempt and last good one, kept by the backup host's receiver beside the backups.
 STATUS = "dbops-backup-status.json"
+# How many of the newest scheduled turns the receiver keeps in STATUS (its "turns"), for the status to name.
+TURNS_KEPT = 10
 
 
 class BackupRefused(Exception):
@@ -351,12 +353,27 @@ def receiver_answer(backups, now, fresh_within, receiving=""):
     return {"go": True, "reason": "no complete backup in the last %d s" % fresh_within}
 
 
-def repository_status(backups, last_attempt, now, max_age):
+def turn_text(attempt):
+    """One scheduled turn as the receiver recorded it, in words: its backup, member, the level its timer asked for
+    and the one taken (and why, when they differ), the chain a restore of it applies, and how it ended."""
+    level, turn = attempt.get("level") or "full", attempt.get("turn") or attempt.get("level") or "full"
+    text = "%s (of %s, %s turn): %s" % (attempt.get("name"), attempt.get("member"), turn, level)
+    if attempt.get("base"):
+        text += " on %s" % attempt["base"]
+    if level != turn and attempt.get("reason"):
+        text += " (%s)" % attempt["reason"]
+    if attempt.get("chain"):
+        text += "; chain %s" % " + ".join(attempt["chain"])
+    return "%s; %s%s" % (text, attempt.get("outcome", "in progress"),
+                         "" if attempt.get("outcome") in (None, "complete") else ": %s" % attempt.get("message", ""))
+
+
+def repository_status(backups, last_attempt, now, max_age, turns=None):
     """{ok, age_seconds, newest, type, chain, last_attempt, reason}: whether a cluster's backups are current - its
     newest complete backup finished at most max_age seconds ago. type: that backup's (full or incremental); chain:
     the backups a restore of it applies, full first (backup_chain.chain), empty when its chain is broken, which
     the reason then says. last_attempt: the scheduled backups' last outcome as the receiver recorded it ({} when
-    none)."""
+    none); turns: the receiver's newest turns, newest first, each in words (turn_text)."""
     complete = [b for b in backups if b.get("complete")]
     newest = complete[0] if complete else None
     age = int(now - newest["finished"]) if newest else None
@@ -383,7 +400,7 @@ def repository_status(backups, last_attempt, now, max_age):
             last_attempt.get("message", ""))
     return {"ok": ok, "age_seconds": age, "newest": newest and newest["name"],
             "type": newest and backup_chain.kind(newest), "chain": pieces, "last_attempt": last_attempt or {},
-            "reason": reason}
+            "turns": [turn_text(turn) for turn in turns or []], "reason": reason}
 
 
 def restore_refusal(state, force=False, as_replica=False, resuming=False):

@@ -147,7 +147,8 @@ status:
     - For C(status) - C(ok) (the newest complete backup is at most I(max_age) seconds old, and its chain can be
       restored), C(age_seconds), C(newest) (its name), C(type) (C(full) or C(incremental)), C(chain) (the backups
       a restore of it applies, full first), C(last_attempt) (the scheduled backups' last outcome - C(name),
-      C(member), C(outcome), C(message)) and C(reason).
+      C(member), C(outcome), C(message), and for a Galera turn C(level), C(turn), C(base), C(chain), C(reason)),
+      C(turns) (the newest scheduled turns in words, newest first - each one's level and chain) and C(reason).
   returned: when I(step=status)
   type: dict
 base:
@@ -198,19 +199,8 @@ from ansible_collections.dbops.clusters.plugins.module_utils.mysql_backup import
 
 
 def with_checkpoints(backups, name):
-    """The backups, each complete one with its checkpoints file read (an unreadable one says so in backup_type, so a
-    chain through it is refused rather than applied blind)."""
-    result = []
-    for backup in backups:
-        if backup.get("complete") or backup.get("bare"):
-            try:
-                with open(os.path.join(backup["path"], name)) as handle:
-                    checkpoints = backup_chain.parse_checkpoints(handle.read())
-            except (IOError, OSError, backup_chain.ChainBroken) as err:
-                checkpoints = {"backup_type": "unreadable (%s)" % err, "from_lsn": -1, "to_lsn": -1, "last_lsn": -1}
-            backup = dict(backup, checkpoints=checkpoints)
-        result.append(backup)
-    return result
+    """The backups, each complete one with its checkpoints file read (backup_chain.with_checkpoints)."""
+    return backup_chain.with_checkpoints(backups, name)
 
 
 def restore_chain(params):
@@ -304,8 +294,9 @@ def main():
         elif step == "chain":
             result.update(restore_chain(module.params))
         elif step == "status":
-            result["status"] = repository_status(backups, read_status(path).get("last_attempt"), time.time(),
-                                                 module.params["max_age"])
+            recorded = read_status(path)
+            result["status"] = repository_status(backups, recorded.get("last_attempt"), time.time(),
+                                                 module.params["max_age"], recorded.get("turns"))
             result["reason"] = result["status"]["reason"]
         else:
             result["reason"] = "%d backup(s), %d archived log(s)" % (

@@ -112,6 +112,43 @@ def test_no_backup_of_any_level_while_the_cluster_is_not_whole():
         galera_backup.backup_plan(all_synced(), MEMBERS, ["g1"], "", "weekly")
 
 
+def test_a_scheduled_full_turn_takes_a_full_backup_whatever_the_chain():
+    plan = galera_backup.scheduled_level("full", "g5", MEMBERS, LINEAGE, base(), "")
+    assert (plan["level"], plan["base"], plan["from_lsn"]) == ("full", "", None)
+    assert "full turn" in plan["reason"]
+
+
+def test_a_scheduled_incremental_turn_extends_the_newest_chain_from_its_bases_member():
+    plan = galera_backup.scheduled_level("incremental", "g5", MEMBERS, LINEAGE + "\n", base(), "")
+    assert (plan["level"], plan["base"], plan["base_path"], plan["from_lsn"]) == (
+        "incremental", "20261201T020000Z-g5", "/var/backups/galera/20261201T020000Z-g5", 14581788)
+    assert plan["reason"].startswith("an incremental backup: the pages of g5 changed since 20261201T020000Z-g5")
+
+
+@pytest.mark.parametrize("member, the_base, base_refusal, lineage, said", [
+    # another member's turn (the base's member was not Synced in its turn): never its LSNs on another data directory
+    ("g4", base(), "", LINEAGE, "the turn is g4's, but its base 20261201T020000Z-g5 was copied from g5"),
+    # g5 was rebuilt (a state transfer or a restore) since its base: its marker is gone or new
+    ("g5", base(), "", "", "its dbops-backup-lineage is missing"),
+    ("g5", base(), "", "g5 another", "says 'g5 another', the backup recorded"),
+    ("g5", base(member="g9"), "", LINEAGE, "copied from g9, which is not a member any more"),
+    ("g5", base(lineage=None), "", LINEAGE, "records no data-directory lineage or LSN"),
+    ("g5", None, "the repository holds no complete backup to take an incremental against", LINEAGE,
+     "the repository holds no complete backup"),
+    ("g5", None, "the newest complete backup, X, cannot be restored: gone", LINEAGE, "X, cannot be restored"),
+])
+def test_a_scheduled_incremental_turn_takes_a_full_backup_saying_why_when_no_incremental_can_be_taken(
+        member, the_base, base_refusal, lineage, said):
+    plan = galera_backup.scheduled_level("incremental", member, MEMBERS, lineage, the_base, base_refusal)
+    assert (plan["level"], plan["base"], plan["from_lsn"]) == ("full", "", None)
+    assert plan["reason"].startswith("a full backup, as no incremental can be taken: ") and said in plan["reason"]
+
+
+def test_a_scheduled_turn_of_another_level_is_refused():
+    with pytest.raises(galera_backup.BackupRefused, match="level 'auto': one of full, incremental"):
+        galera_backup.scheduled_level("auto", "g5", MEMBERS, LINEAGE, base(), "")
+
+
 def test_the_filter_returns_the_plan_or_the_refusal():
     from ansible_collections.dbops.clusters.plugins.filter.galera_backup_member import galera_backup_member
     assert galera_backup_member(all_synced(), MEMBERS, ["g1"])["member"] == "g5"

@@ -286,10 +286,31 @@ def test_the_status_is_the_newest_complete_backups_age_and_names_a_failed_attemp
                                "backup (b3, from rep1) failed: the clone failed: disk full")
     assert mysql_backup.repository_status([], {}, 9000.0, 3600) == {
         "ok": False, "age_seconds": None, "newest": None, "type": None, "chain": [], "last_attempt": {},
-        "reason": "no complete backup"}
+        "turns": [], "reason": "no complete backup"}
 
 
 def test_the_status_file_is_read_or_empty(tmp_path):
     assert mysql_backup.read_status(str(tmp_path)) == {}
     (tmp_path / mysql_backup.STATUS).write_text('{"last_attempt": {"outcome": "complete"}}')
     assert mysql_backup.read_status(str(tmp_path)) == {"last_attempt": {"outcome": "complete"}}
+
+
+def test_the_status_names_each_scheduled_turns_level_and_chain():
+    turns = [
+        {"name": "b3-g5", "member": "g5", "turn": "incremental", "level": "full", "base": "",
+         "reason": "a full backup, as no incremental can be taken: g5's data directory is not the one b1-g5 copied",
+         "chain": ["b3-g5"], "outcome": "complete"},
+        {"name": "b2-g5-incremental", "member": "g5", "turn": "incremental", "level": "incremental", "base": "b1-g5",
+         "reason": "an incremental backup", "chain": ["b1-g5", "b2-g5-incremental"], "outcome": "complete"},
+        {"name": "b1-g5", "member": "g5", "turn": "full", "level": "full", "chain": ["b1-g5"], "outcome": "failed",
+         "message": "the copy did not prepare"},
+    ]
+    said = mysql_backup.repository_status([], turns[0], 9000.0, 3600, turns)["turns"]
+    assert said == [
+        "b3-g5 (of g5, incremental turn): full (a full backup, as no incremental can be taken: g5's data directory is "
+        "not the one b1-g5 copied); chain b3-g5; complete",
+        "b2-g5-incremental (of g5, incremental turn): incremental on b1-g5; chain b1-g5 + b2-g5-incremental; complete",
+        "b1-g5 (of g5, full turn): full; chain b1-g5; failed: the copy did not prepare"]
+    # a clone turn recorded before levels existed: a full one
+    assert mysql_backup.turn_text({"name": "c1", "member": "rep1", "outcome": "complete"}) == \
+        "c1 (of rep1, full turn): full; complete"

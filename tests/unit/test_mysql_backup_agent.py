@@ -10,6 +10,7 @@ import ssl
 import subprocess
 import sys
 import tarfile
+import time
 
 import pytest
 import yaml
@@ -23,7 +24,7 @@ AGENT = os.path.join(REPO, "roles", "percona_server", "files", "dbops_mysql_back
 COLLECTIONS = os.path.join(REPO, ".collections")
 
 
-def start_agent(tmp_path, members, keep=2):
+def start_agent(tmp_path, members, keep=2, settings=None):
     """(client socket, agent process, repository, certificates): the agent receiving one connection from the
     test, as the backup host mbk."""
     tls = copy_tls(tmp_path / "tls", ["mbk", "db1", "db2"], rogue=["db9"])
@@ -31,7 +32,7 @@ def start_agent(tmp_path, members, keep=2):
     config = tmp_path / "ledger.json"
     config.write_text(json.dumps({"cluster_group": "ledger", "repository": str(repository), "keep": keep,
                                   "members": members, "timeout": 20, "max_age": 3600, "method": "clone",
-                                  "tls": tls["mbk"]}))
+                                  "tls": tls["mbk"], **(settings or {})}))
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
@@ -44,9 +45,9 @@ def start_agent(tmp_path, members, keep=2):
     return client, agent, repository, tls
 
 
-def receive(tmp_path, members, keep=2, member="db2"):
+def receive(tmp_path, members, keep=2, member="db2", settings=None):
     """(the member's channel, agent process, repository): a member with the copy certificate of `member`."""
-    client, agent, repository, tls = start_agent(tmp_path, members, keep)
+    client, agent, repository, tls = start_agent(tmp_path, members, keep, settings)
     context = copy_channel._context(ssl.Purpose.SERVER_AUTH, tls[member])  # pylint: disable=protected-access
     return copy_channel.Channel(context.wrap_socket(client, server_hostname="mbk")), agent, repository
 
@@ -108,6 +109,70 @@ def test_a_members_backup_lands_described_with_latest_and_a_status(tmp_path):
     assert reply["go"] is False and re.match(r"^%s \(of db2\) finished [0-9] s ago, within this turn's 120 s$"
                                              % re.escape(go["name"]), reply["reason"]), reply
     assert agent.wait(20) == 0
+
+
+# A Galera receiver whose tools are stand-ins: tar unpacks the stream, true "prepares" (the copy's checkpoints file
+# says what mariadb-backup's would).
+GALERA = {"method": "galera", "tool": "true", "stream": "tar", "galera_info": "mariadb_backup_galera_info",
+          "checkpoints": "mariadb_backup_checkpoints", "prepare_options": ["--prepare"]}
+
+
+def galera_copy(backup_type, from_lsn, to_lsn):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name, content in (
+                ("./mariadb_backup_galera_info", b"6c0d3d64-0f5c-11ef-8d1f-2a6f4e5b9c01:120"),
+                ("./mariadb_backup_checkpoints", ("backup_type = %s\nfrom_lsn = %d\nto_lsn = %d\nlast_lsn = %d\n" % (
+                    backup_type, from_lsn, to_lsn, to_lsn + 16)).encode())):
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            archive.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+def galera_turn(tmp_path, level, lineage, copy):
+    """(answer, result, status) of one Galera turn of db2 offered at level with its data directory's lineage."""
+    time.sleep(1.1)     # backups are named by the second they were offered in
+    client, agent, repository = receive(tmp_path, {"db1": "10.0.0.1", "db2": "127.0.0.1"}, settings=GALERA)
+    ask(client, {"op": "offer", "member": "db2", "fresh_within": -1, "level": level, "lineage": lineage})
+    go = answer(client)
+    ask(client, {"member": "db2", "method": "galera", "started": time.time(), "lineage": lineage})
+    stream(client, copy(go))
+    result = answer(client)
+    assert agent.wait(20) == (0 if result["ok"] else 1), agent.stderr.read()
+    return go, result, json.loads((repository / "dbops-backup-status.json").read_text()), repository
+
+
+def test_a_galera_incremental_turn_extends_the_chain_of_its_member_else_copies_a_full_backup(tmp_path):
+    # no complete backup yet: the incremental turn copies a full backup, saying why
+    full, result, status, repository = galera_turn(tmp_path, "incremental", "db2 L1",
+                                                   lambda go: galera_copy("log-applied", 0, 5000))
+    assert (full["go"], full["level"], full["from_lsn"]) == (True, "full", None), full
+    assert "no complete backup" in full["plan"] and result["ok"], (full, result)
+    described = json.loads((repository / full["name"] / "dbops-backup.json").read_text())
+    assert (described["type"], described["prepared"], described["to_lsn"], described["lineage"]) == (
+        "full", True, 5000, "db2 L1")
+    # the next incremental turn from the same data directory: an incremental from the full backup's to_lsn
+    inc, result, status, repository = galera_turn(tmp_path, "incremental", "db2 L1",
+                                                  lambda go: galera_copy("incremental", go["from_lsn"], 7000))
+    assert (inc["level"], inc["from_lsn"], inc["name"].endswith("-db2-incremental")) == ("incremental", 5000, True)
+    assert result["ok"], result
+    described = json.loads((repository / inc["name"] / "dbops-backup.json").read_text())
+    assert (described["type"], described["base"], described["prepared"], described["from_lsn"]) == (
+        "incremental", full["name"], False, 5000)
+    assert (status["last_attempt"]["level"], status["last_attempt"]["chain"]) == (
+        "incremental", [full["name"], inc["name"]])
+    assert [turn["name"] for turn in status["turns"]] == [inc["name"], full["name"]]
+    # an incremental that does not start where its base ends is not complete
+    bad, result, status, repository = galera_turn(tmp_path, "incremental", "db2 L1",
+                                                  lambda go: galera_copy("incremental", 4000, 8000))
+    assert bad["level"] == "incremental" and not result["ok"] and "does not join its chain" in result["message"]
+    assert not (repository / bad["name"] / "dbops-backup.json").exists()
+    # db2's data directory was replaced (a state transfer): a full backup again, saying why
+    again, result, status, repository = galera_turn(tmp_path, "incremental", "db2 L2",
+                                                    lambda go: galera_copy("log-applied", 0, 9000))
+    assert again["level"] == "full" and "is not the one %s copied" % inc["name"] in again["plan"], again
+    assert status["last_attempt"]["chain"] == [again["name"]]
 
 
 def failed_backup(repository, go):

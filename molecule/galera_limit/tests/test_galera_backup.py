@@ -1,9 +1,10 @@
 """Backup and rebuild under writes (backup_drill.yml): the full backup copied a member the writer does not use,
 desynced while it copied, to the backup host with its Galera position; an incremental copied the pages of the same
-member changed since, much smaller; g4 was rebuilt from the incremental's chain (the full backup and the incremental,
-assembled on a copy) and rejoined with IST from the incremental's position (read from its server log); every
-acknowledged row is on g4 (read when the writer stopped); one complete cluster (after the whole-cluster restore drill
-too)."""
+member changed since, much smaller; the schedule's full turn and incremental turn (their services started by hand)
+did the same, the status naming each turn's level and chain; g4 was rebuilt from the scheduled incremental's chain
+(the scheduled full backup and the incremental, assembled on a copy) and rejoined with IST from the incremental's
+position (read from its server log); every acknowledged row is on g4 (read when the writer stopped); one complete
+cluster (after the whole-cluster restore drill too)."""
 import json
 import os
 import re
@@ -42,6 +43,16 @@ def manifest(full):
 def incremental(lab_hosts, playbook_backup):
     """(path, description) of the incremental taken on it."""
     return playbook_backup(lab_hosts["gbk1"], BACKUP_DIR, "incremental")
+
+
+@pytest.fixture(scope="module")
+def scheduled(lab_hosts, runs):
+    """{full, incremental}: (path, description) of the backups the schedule's two turns landed."""
+    pieces = {}
+    for level in ("full", "incremental"):
+        path = runs["scheduled"][level]["path"]
+        pieces[level] = (path, json.loads(lab_hosts["gbk1"].file(path + "/dbops-backup.json").content_string))
+    return pieces
 
 
 def flat(text):
@@ -126,13 +137,45 @@ def test_the_incremental_copied_only_the_pages_changed_since_the_full_backup_fro
     assert SECRET not in out
 
 
-def test_the_status_names_the_newest_backups_type_and_chain(runs, full, incremental):
+def test_the_scheduled_turns_took_a_full_backup_then_an_incremental_on_it(lab_hosts, runs, scheduled, capsys):
+    turns = runs["scheduled"]
+    assert turns["install"]["rc"] == 0, turns["install"]["out"][-3000:]
+    assert "Incremental turns on \"2099-01-02 00:00:00 UTC\"" in flat(turns["install"]["out"]), \
+        turns["install"]["out"][-3000:]
+    assert turns["full"]["rc"] == 0 and turns["incremental"]["rc"] == 0, turns
+    (full_path, full), (inc_path, inc) = scheduled["full"], scheduled["incremental"]
+    full_seconds, inc_seconds = full["finished"] - full["started"], inc["finished"] - inc["started"]
+    with capsys.disabled():     # the figures bench/backups keeps
+        print("\nGalera scheduled incremental figures: full turn %d bytes in %.1f s; incremental turn %d bytes in "
+              "%.1f s (%.1f %% of the full, bound %d %%), from LSN %d" % (
+                  full["bytes"], full_seconds, inc["bytes"], inc_seconds, 100.0 * inc["bytes"] / full["bytes"],
+                  100 * INCREMENTAL_SHARE_BOUND, inc["from_lsn"]))
+    assert (full["type"], full["scheduled"], full["prepared"], full["member"]) == ("full", True, True, "g5"), full
+    # the incremental turn extended the full turn's chain, from the same member and data directory
+    assert (inc["type"], inc["scheduled"], inc["prepared"]) == ("incremental", True, False), inc
+    assert (inc["base"], inc["member"], inc["lineage"]) == (os.path.basename(full_path), "g5", full["lineage"]), inc
+    assert inc_path.endswith("-g5-incremental") and inc["from_lsn"] == full["to_lsn"], (inc_path, inc, full)
+    assert inc["last_lsn"] > full["last_lsn"] and position(inc)[1] > position(full)[1]
+    assert inc["bytes"] < INCREMENTAL_SHARE_BOUND * full["bytes"], (inc["bytes"], full["bytes"])
+    checkpoints = lab_hosts["gbk1"].file(inc_path + "/mariadb_backup_checkpoints").content_string
+    assert re.search(r"backup_type\s*=\s*incremental", checkpoints), checkpoints
+    said = "\n".join(turns["incremental"]["said"])
+    assert "g5 copies itself (Synced in a Primary component of 5) as %s: an incremental backup: the pages of g5 " \
+           "changed since %s" % (os.path.basename(inc_path), os.path.basename(full_path)) in said, said
+    assert "landed on the backup host" in said, said
+    assert "a full backup, the schedule's full turn" in "\n".join(turns["full"]["said"]), turns["full"]["said"]
+
+
+def test_the_status_names_the_newest_backups_type_and_chain_and_each_scheduled_turn(runs, scheduled):
     out = flat(runs["status"]["out"])
     assert runs["status"]["rc"] == 0, out[-3000:]
-    chain = "%s + %s" % (os.path.basename(full[0]), os.path.basename(incremental[0]))
+    full_name, inc_name = (os.path.basename(scheduled[level][0]) for level in ("full", "incremental"))
+    chain = "%s + %s" % (full_name, inc_name)
     assert "incremental: a restore applies %s" % chain in out, out[-3000:]
-    assert "newest complete backup: %s (incremental); a restore applies %s" % (
-        os.path.basename(incremental[0]), chain) in out, out[-3000:]
+    assert "newest complete backup: %s (incremental); a restore applies %s" % (inc_name, chain) in out, out[-3000:]
+    assert ("scheduled turns, newest first: %s (of g5, incremental turn): incremental on %s; chain %s; complete | "
+            "%s (of g5, full turn): full; chain %s; complete" % (inc_name, full_name, chain, full_name, full_name)) \
+        in out, out[-3000:]
 
 
 def position(description):
@@ -167,7 +210,8 @@ def test_check_mode_said_each_step_and_changed_nothing(runs):
     assert re.search(r"g1 +: ok=\d+ +changed=1 ", out), "check mode reported more than the stop as a change"
 
 
-def test_g4_was_rebuilt_from_the_chain_assembled_on_a_copy(lab_hosts, runs, full, incremental):
+def test_g4_was_rebuilt_from_the_chain_assembled_on_a_copy(lab_hosts, runs, scheduled):
+    full, incremental = scheduled["full"], scheduled["incremental"]
     out = flat(runs["restore"]["out"])
     assert runs["restore"]["rc"] == 0, out[-3000:]
     full_name, inc_name = os.path.basename(full[0]), os.path.basename(incremental[0])
@@ -192,7 +236,8 @@ def test_g4_was_rebuilt_from_the_chain_assembled_on_a_copy(lab_hosts, runs, full
     assert not gbk1.file("/var/backups/galera/.restore").exists
 
 
-def test_g4_was_rebuilt_and_rejoined_with_ist_not_sst(lab_hosts, runs, incremental, capsys):
+def test_g4_was_rebuilt_and_rejoined_with_ist_not_sst(lab_hosts, runs, scheduled, capsys):
+    incremental = scheduled["incremental"]
     took = runs["restore_ended"] - runs["restore_started"]
     # the chain's position is its newest piece's, the incremental's
     backup_seqno = int(re.split(r"[ ,]", incremental[1]["galera_info"])[0].split(":")[1])
@@ -204,8 +249,9 @@ def test_g4_was_rebuilt_and_rejoined_with_ist_not_sst(lab_hosts, runs, increment
     transfer = [line for line in log.splitlines()
                 if re.search(r"Receiving IST:|IST received|xtrabackup_ist|SST received|State transfer", line)]
     with capsys.disabled():     # the figure bench/backups keeps: in the log of every run, not only a failing one
-        print("\nGalera rebuild figures: g4 rebuilt from the chain (full + incremental) in %.1f s (bound %d s), rc %s, "
-              "incremental at seqno %d" % (took, RESTORE_SECONDS_BOUND, runs["restore"]["rc"], backup_seqno))
+        print("\nGalera rebuild figures: g4 rebuilt from the scheduled chain (full + incremental) in %.1f s "
+              "(bound %d s), rc %s, incremental at seqno %d"
+              % (took, RESTORE_SECONDS_BOUND, runs["restore"]["rc"], backup_seqno))
     print("g4's server log:")
     print("\n".join(transfer[:12]))
     assert runs["restore"]["rc"] == 0, runs["restore"]["out"][-3000:]
@@ -226,10 +272,12 @@ def test_g4_was_rebuilt_and_rejoined_with_ist_not_sst(lab_hosts, runs, increment
 def test_every_acknowledged_row_is_on_the_rebuilt_member(drill, runs):
     # read from g4 by the drill once the writer stopped (the whole-cluster restore drill replaces its data after)
     rows = set(runs["g4_rows"])
-    # written after the full backup ended and acknowledged before the incremental began: on g4 only if the
-    # incremental was applied (the donor's IST starts after the incremental's position)
-    between = {i for i in drill["acked"] if runs["acked_at_backup_end"] < i <= runs["acked_at_incremental_start"]}
-    after = {i for i in drill["acked"] if i > runs["acked_at_incremental_end"]}
+    # written after the scheduled full backup ended and acknowledged before the incremental turn began: on g4 only if
+    # the incremental was applied (the donor's IST starts after the incremental's position)
+    turns = runs["scheduled"]
+    between = {i for i in drill["acked"]
+               if turns["full"]["acked_at_end"] < i <= turns["incremental"]["acked_at_start"]}
+    after = {i for i in drill["acked"] if i > turns["incremental"]["acked_at_end"]}
     print("writer:", drill["summary"], "| acknowledged between the backups:", len(between), "| after the incremental:",
           len(after))
     assert len(drill["acked"]) > 200 and len(between) > 50 and len(after) > 50, "too few writes to judge"

@@ -1,8 +1,8 @@
 """The whole cluster restored from a backup over a dropped table (cluster_restore_drill.yml): refused while the
 Primary component ran without force, predicted in check mode, then every member restored and the cluster
 recovered: the table is back with the rows the backup holds, one cluster at the backup's uuid, and no member
-received a full state transfer. The backup is latest, the incremental of backup_drill.yml: its chain (the full
-backup and the incremental) was assembled once on the backup host and copied to every member."""
+received a full state transfer. The backup is latest, the scheduled incremental of backup_drill.yml: its chain (the
+scheduled full backup and the incremental) was assembled once on the backup host and copied to every member."""
 import json
 import os
 import re
@@ -51,17 +51,16 @@ def test_check_mode_said_each_step(record):
         assert step in check["out"], step
 
 
-def test_the_table_is_back_with_the_rows_the_backup_holds(lab_hosts, sql, record, playbook_backup, capsys):
-    runs, acked_at = record["runs"], record["acked_at"]
+def test_the_table_is_back_with_the_rows_the_backup_holds(lab_hosts, sql, record, capsys):
+    runs, acked_at = record["runs"]["scheduled"], record["acked_at"]
     assert record["restore"]["rc"] == 0, record["restore"]["out"][-3000:]
     rows = {int(row[0]) for row in sql(lab_hosts["g3"], "SELECT id FROM app.backup_drill")}
     # the restore point is the incremental's: the rows written after the full backup are back too
-    chain = [os.path.basename(playbook_backup(lab_hosts["gbk1"], BACKUP_DIR, kind)[0])
-             for kind in ("full", "incremental")]
+    chain = [os.path.basename(runs[level]["path"]) for level in ("full", "incremental")]
     assert "(%s + %s)" % tuple(chain) in " ".join(record["restore"]["out"].split()), record["restore"]["out"][-3000:]
-    before = {i for i in acked_at if i <= runs["acked_at_incremental_start"]}
-    between = {i for i in acked_at if runs["acked_at_backup_end"] < i <= runs["acked_at_incremental_start"]}
-    after = {i for i in acked_at if i > runs["acked_at_incremental_end"] + 1}
+    before = {i for i in acked_at if i <= runs["incremental"]["acked_at_start"]}
+    between = {i for i in acked_at if runs["full"]["acked_at_end"] < i <= runs["incremental"]["acked_at_start"]}
+    after = {i for i in acked_at if i > runs["incremental"]["acked_at_end"] + 1}
     assert len(between) > 50 and len(after) > 50, "too few writes on either side of the incremental to judge"
     missing = sorted(before - rows)
     assert not missing, "acknowledged before the incremental began, missing after the restore: %s" % missing[:20]
@@ -71,8 +70,8 @@ def test_the_table_is_back_with_the_rows_the_backup_holds(lab_hosts, sql, record
     rpo = max(acked_at.values()) - acked_at[newest_restored]
     took = record["ended"] - record["started"]
     with capsys.disabled():     # the figures bench/backups keeps
-        print("\nGalera cluster restore figures: restored from the chain (full + incremental) up to id %d; RPO %.1f s "
-              "(everything acknowledged after the incremental); restore %.1f s (bound %d s)"
+        print("\nGalera cluster restore figures: restored from the scheduled chain (full + incremental) up to id %d; "
+              "RPO %.1f s (everything acknowledged after the incremental); restore %.1f s (bound %d s)"
               % (newest_restored, rpo, took, RESTORE_SECONDS_BOUND))
     assert took < RESTORE_SECONDS_BOUND
 

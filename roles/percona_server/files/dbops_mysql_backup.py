@@ -3,7 +3,9 @@
 # Two methods: "clone" (an asynchronous MySQL topology: the clone plugin's CLONE LOCAL of a replica, streamed with
 # tar) and "galera" (a Galera member, desynced while mariadb-backup or XtraBackup streams it; prepared on arrival).
 #
-#   send CONFIG     on every member that may take a turn, from its timer. After the member's delay (its turn: the
+#   send CONFIG [full|incremental]
+#                   on every member that may take a turn, from its timer (Galera: the full timer's, and the
+#                   incremental timer's when the schedule has one). After the member's delay (its turn: the
 #                   last candidate first, the member the playbook backups prefer), decides from this server alone
 #                   whether it copies itself (mysql_backup.scheduled_turn: a replica that replicates within the lag,
 #                   or the only server; galera_backup.scheduled_turn: Synced in a Primary component of all
@@ -16,11 +18,14 @@
 #   receive CONFIG  on the backup host, one run per connection (socket activation, the connection on stdin and
 #                   stdout). Only the group's members may connect (their addresses, then their copy certificates
 #                   naming the member the offer speaks for); one backup of a cluster at a time. Answers an
-#                   offer (mysql_backup.receiver_answer), unpacks the stream into <repository>/<name> (and prepares a
-#                   Galera copy), describes it (complete only when the whole stream landed, up to its end frame,
-#                   the member's tool exited 0 and, for Galera, the prepare succeeded), points latest at it, keeps
-#                   the newest N complete
-#                   backups (the playbook's retention) and records the outcome in dbops-backup-status.json.
+#                   offer (mysql_backup.receiver_answer; for Galera, the level: galera_backup.scheduled_level, an
+#                   incremental turn extends the newest chain only from its base's member while that member's
+#                   data directory keeps the base's lineage, else copies a full backup, saying why), unpacks the
+#                   stream into <repository>/<name> (and prepares a full Galera copy; an incremental stays as it
+#                   landed, checked to start where its base ends), describes it (complete only when the whole
+#                   stream landed, up to its end frame, the member's tool exited 0 and, for Galera, the prepare
+#                   succeeded), points latest at it, keeps the newest N complete chains (the playbook's retention)
+#                   and records the outcome, with the turn's level, reason and chain, in dbops-backup-status.json.
 #   check CONFIG    on the backup host, from its timer: exit 1 (the unit fails) when the newest complete backup is
 #                   older than allowed, saying how old and how the last scheduled backup ended.
 #
@@ -97,9 +102,13 @@ class Clone:
                                % (plugin or "not loaded"))
         return take, why
 
-    def start(self, name):
+    def offer(self, level):
+        """What the offer says besides the member: a clone is always a full copy."""
+        return {}
+
+    def start(self, answer):
         """Copy this server; the header the backup host describes the copy with."""
-        self.stage = os.path.join(self.config["stage_dir"], name)
+        self.stage = os.path.join(self.config["stage_dir"], answer["name"])
         clone = mysql_backup.clone_local(self.session, self.stage)
         replica = read_state(self.session, self.terms).get("replica") or {}
         return {"source_host": replica.get("source_host"), "clone_seconds": clone["seconds"],
@@ -128,7 +137,7 @@ class GaleraCopy:
     """A Galera member: desynced (out of flow control) while the flavor's backup tool streams it."""
 
     def __init__(self, config, session):
-        self.config, self.session, self.desynced = config, session, False
+        self.config, self.session, self.desynced, self.from_lsn = config, session, False, None
 
     def summary(self):
         return galera.wsrep_summary(galera.read_wsrep_status(self.session))
@@ -136,21 +145,37 @@ class GaleraCopy:
     def turn(self):
         return galera_backup.scheduled_turn(self.summary(), self.config["expected_size"])
 
-    def start(self, name):
+    def offer(self, level):
+        """The turn's level and this data directory's lineage as it is now (empty when it has none yet): the backup
+        host decides from them and its chains whether an incremental can be taken (galera_backup.scheduled_level)."""
+        return {"level": level, "lineage": self.read_lineage()}
+
+    def start(self, answer):
         lineage = self.lineage()
+        if answer.get("level") == "incremental":
+            # the marker checked by the backup host must still be the one this incremental extends
+            if lineage != (answer.get("lineage") or ""):
+                raise RuntimeError("the data directory's lineage changed since the offer (%r, the base's %r)"
+                                   % (lineage, answer.get("lineage")))
+            self.from_lsn = int(answer["from_lsn"])
         self.session.execute("SET GLOBAL wsrep_desync = ON")
         self.desynced = True
         return {"lineage": lineage}
 
+    def read_lineage(self):
+        """The data directory's backup lineage marker (galera_backup.LINEAGE_FILE), empty when it has none."""
+        try:
+            with open(os.path.join(self.config["datadir"], galera_backup.LINEAGE_FILE)) as handle:
+                return handle.read().strip()
+        except (IOError, OSError):
+            return ""
+
     def lineage(self):
         """The data directory's backup lineage (galera_backup.LINEAGE_FILE), written before its first backup: an
-        incremental taken against this backup by playbooks/galera_backup.yml checks it is still the same directory."""
+        incremental taken against this backup (by playbooks/galera_backup.yml or an incremental turn) checks it is
+        still the same directory."""
         path = os.path.join(self.config["datadir"], galera_backup.LINEAGE_FILE)
-        try:
-            with open(path) as handle:
-                marker = handle.read().strip()
-        except (IOError, OSError):
-            marker = ""
+        marker = self.read_lineage()
         if not marker:
             marker = galera_backup.lineage_text(self.config["member"], str(uuid.uuid4()))
             write_atomically(path, marker + "\n", "0640", owner="mysql", group="mysql")
@@ -158,7 +183,8 @@ class GaleraCopy:
 
     def stream(self):
         return [self.config["tool"], "--defaults-extra-file=%s" % self.config["option_file"], "--backup",
-                "--galera-info", "--stream=%s" % self.config["stream"], "--target-dir=/tmp"]
+                "--galera-info", "--stream=%s" % self.config["stream"], "--target-dir=/tmp"] + (
+                    ["--incremental-lsn=%d" % self.from_lsn] if self.from_lsn is not None else [])
 
     def finish(self):
         if self.desynced:
@@ -182,7 +208,7 @@ def wait_for_health(config, poll):
 METHODS = {"clone": Clone, "galera": GaleraCopy}
 
 
-def send(config):
+def send(config, level="full"):
     if config["delay"]:
         say("waiting %d s: the members before this one in the schedule's order copy first" % config["delay"])
         time.sleep(config["delay"])
@@ -202,17 +228,18 @@ def send(config):
         say("the backup of %s did not start: %s" % (config["member"], err))
         return 1
     try:
-        channel.send_message({"op": "offer", "member": config["member"],
-                              "fresh_within": config["delay"] + config["turn_seconds"]})
+        channel.send_message(dict(method.offer(level), op="offer", member=config["member"],
+                                  fresh_within=config["delay"] + config["turn_seconds"]))
         answer = channel.read_message(60)
         if not answer.get("go"):
             say("no backup from %s: %s" % (config["member"], answer.get("reason")))
             return 0
-        say("%s copies itself (%s) as %s" % (config["member"], why, answer["name"]))
+        say("%s copies itself (%s) as %s%s" % (config["member"], why, answer["name"],
+                                                 ": %s" % answer["plan"] if answer.get("plan") else ""))
         started = time.time()
         try:
             try:
-                header = method.start(answer["name"])
+                header = method.start(answer)
             except Exception as err:  # pylint: disable=broad-except  # the backup host records why; the unit fails
                 channel.send_message({"abort": "the %s failed: %s" % (config["method"], err)})
                 say("the backup of %s failed: the %s failed: %s" % (config["member"], config["method"], err))
@@ -258,6 +285,9 @@ def peer_address():
 def record(repository, attempt):
     status = mysql_backup.read_status(repository)
     status["last_attempt"] = attempt
+    # the newest turns, each with its level, reason and chain: what the status reports of the schedule
+    status["turns"] = ([attempt] + [turn for turn in status.get("turns", [])
+                                    if turn.get("name") != attempt.get("name")])[:mysql_backup.TURNS_KEPT]
     if attempt["outcome"] == "complete":
         status["last_good"] = attempt
     write_json(os.path.join(repository, mysql_backup.STATUS), status)
@@ -330,11 +360,18 @@ def receive_offer(config, channel, peer, offer):
         say("no backup from %s: %s" % (member, answer["reason"]))
         channel.send_message(answer)
         return 0
-    name = "%s-%s" % (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()), member)
+    plan, pieces = {"level": "full", "base": "", "from_lsn": None, "reason": ""}, []
+    if config["method"] == "galera":
+        plan, pieces = galera_plan(config, repository, member, offer)
+    name = "%s-%s%s" % (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()), member,
+                        "-incremental" if plan["level"] == "incremental" else "")
     path = os.path.join(repository, name)
-    attempt = {"name": name, "member": member, "offered": time.time()}
+    attempt = {"name": name, "member": member, "offered": time.time(), "level": plan["level"],
+               "turn": offer.get("level", "full"), "base": plan["base"], "reason": plan["reason"],
+               "chain": [piece["name"] for piece in pieces] + [name]}
     write_json(os.path.join(repository, RECEIVING), attempt)
-    channel.send_message(dict(answer, name=name))
+    channel.send_message(dict(answer, name=name, level=plan["level"], from_lsn=plan["from_lsn"],
+                              lineage=offer.get("lineage", ""), plan=plan["reason"]))
     try:
         header = channel.read_message(config["timeout"])
         if "abort" in header:
@@ -348,17 +385,7 @@ def receive_offer(config, channel, peer, offer):
         received = unpack(extract, channel, config["timeout"])
         extra = {}
         if config["method"] == "galera":
-            # applied here, so the member does no more work and the copy is ready to restore at once (and to take
-            # the playbook's incrementals: the flavor's prepare options keep it open for them)
-            run([config["tool"]] + config.get("prepare_options", ["--prepare"]) + ["--target-dir=%s" % path],
-                "the copy did not prepare", config["timeout"])
-            with open(os.path.join(path, config["galera_info"])) as handle:
-                extra = {"galera_info": handle.read().strip(), "prepared": True, "type": "full", "bytes": received,
-                         "lineage": header.get("lineage")}
-            if config.get("checkpoints"):
-                with open(os.path.join(path, config["checkpoints"])) as handle:
-                    lsn = backup_chain.parse_checkpoints(handle.read())
-                extra.update(from_lsn=lsn["from_lsn"], to_lsn=lsn["to_lsn"])
+            extra = galera_landed(config, path, plan, header, received)
         source_host = header.get("source_host")
         source = source_host if source_host in members else next(
             (name for name, address in members.items() if address == source_host), source_host)
@@ -379,8 +406,9 @@ def receive_offer(config, channel, peer, offer):
             shutil.rmtree(directory)
         for log in old_logs:
             os.remove(log)
-        message = "%s complete (%d bytes); kept %d backup(s), removed %d backup(s) and %d archived log(s)" % (
-            name, received, config["keep"], len(old_backups), len(old_logs))
+        message = "%s complete (%d bytes); kept %d backup(s), removed %d backup(s) and %d archived log(s)%s" % (
+            name, received, config["keep"], len(old_backups), len(old_logs),
+            "; %s" % plan["reason"] if plan["reason"] else "")
         attempt.update(outcome="complete", finished=description["finished"], message=message)
         record(repository, attempt)
         say(message)
@@ -399,6 +427,45 @@ def receive_offer(config, channel, peer, offer):
         os.remove(os.path.join(repository, RECEIVING))
 
 
+def galera_plan(config, repository, member, offer):
+    """(plan, the pieces before it): the level of a Galera turn (galera_backup.scheduled_level) from the offer's turn
+    and lineage and the repository's newest chain; an incremental's chain is its base's plus itself."""
+    base, refusal, pieces = None, "", []
+    if offer.get("level") == "incremental":
+        try:
+            found = backup_chain.next_base(backup_chain.with_checkpoints(
+                mysql_backup.read_backups(repository), config["checkpoints"]))
+            base, pieces = found["base"], found["chain"]
+        except backup_chain.ChainBroken as err:
+            refusal = str(err)
+    plan = galera_backup.scheduled_level(offer.get("level", "full"), member, list(config["members"]),
+                                         offer.get("lineage", ""), base, refusal)
+    return plan, (pieces if plan["level"] == "incremental" else [])
+
+
+def galera_landed(config, path, plan, header, received):
+    """The description's Galera part of a copy that landed: a full one is prepared here, so the member does no more
+    work and the copy is ready to restore at once (and to take incrementals: the flavor's prepare options keep it
+    open for them); an incremental cannot be prepared alone, and must start where its base ends."""
+    if plan["level"] == "full":
+        run([config["tool"]] + config.get("prepare_options", ["--prepare"]) + ["--target-dir=%s" % path],
+            "the copy did not prepare", config["timeout"])
+    with open(os.path.join(path, config["galera_info"])) as handle:
+        extra = {"galera_info": handle.read().strip(), "prepared": plan["level"] == "full", "type": plan["level"],
+                 "bytes": received, "lineage": header.get("lineage")}
+    if plan["level"] == "incremental":
+        extra.update(base=plan["base"], reason=plan["reason"])
+    if config.get("checkpoints"):
+        with open(os.path.join(path, config["checkpoints"])) as handle:
+            lsn = backup_chain.parse_checkpoints(handle.read())
+        if plan["level"] == "incremental" and (lsn["backup_type"] != "incremental"
+                                               or lsn["from_lsn"] != plan["from_lsn"]):
+            raise RuntimeError("the incremental says backup_type %s from LSN %d, its base %s ends at %d: it does not "
+                               "join its chain" % (lsn["backup_type"], lsn["from_lsn"], plan["base"], plan["from_lsn"]))
+        extra.update(from_lsn=lsn["from_lsn"], to_lsn=lsn["to_lsn"], last_lsn=lsn["last_lsn"])
+    return extra
+
+
 def check(config):
     repository = config["repository"]
     backups = mysql_backup.read_backups(repository) if os.path.isdir(repository) else []
@@ -409,14 +476,17 @@ def check(config):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("send", "receive", "check"):
-        say("usage: %s send|receive|check CONFIG" % sys.argv[0])
+    if not (len(sys.argv) == 3 and sys.argv[1] in ("send", "receive", "check")
+            or len(sys.argv) == 4 and sys.argv[1] == "send" and sys.argv[3] in galera_backup.SCHEDULED_LEVELS):
+        say("usage: %s send CONFIG [full|incremental] | receive CONFIG | check CONFIG" % sys.argv[0])
         return 2
     config = read_json(sys.argv[2])
     if config is None:
         say("cannot read %s" % sys.argv[2])
         return 2
-    return {"send": send, "receive": receive, "check": check}[sys.argv[1]](config)
+    if sys.argv[1] == "send":
+        return send(config, *sys.argv[3:])
+    return {"receive": receive, "check": check}[sys.argv[1]](config)
 
 
 if __name__ == "__main__":
