@@ -67,9 +67,13 @@ SHARDED_UPGRADE_PLAYBOOK = "playbooks/rolling_upgrade.yml"
 RENAME_PROCEDURE = ("a replica set is renamed only offline, every member stopped and its local database "
                     "edited (https://www.mongodb.com/docs/manual/tutorial/rename-unsharded-replica-set/); "
                     "the role does not do that")
+KEYFILE_PLAYBOOK = "playbooks/rotate_keyfile_mongodb.yml"
 KEYFILE_PROCEDURE = ("a running set takes a new key only through MongoDB's key rotation (both keys in the "
-                     "keyfile, a rolling restart, then the new key alone and a second rolling restart: "
-                     "https://www.mongodb.com/docs/manual/tutorial/rotate-key-replica-set/)")
+                     "keyfile, a rolling restart, then the new key alone and a second rolling restart): run "
+                     + KEYFILE_PLAYBOOK + " with the new key, which does it one member at a time")
+SHARDED_KEYFILE_PROCEDURE = ("every mongod and mongos of a sharded cluster shares its key, rotated with MongoDB's "
+                             "procedure (https://www.mongodb.com/docs/manual/tutorial/rotate-key-sharded-cluster/); "
+                             "the collection does not automate it")
 
 
 def _is_int(value):
@@ -303,7 +307,8 @@ def running_member_errors(current, desired, prefix=PREFIX):
         errors.append("%sset_name: %s runs replica set %s, this run asks for %s: %s" % (
             prefix, host, current["set_name"], desired.get("set_name"), RENAME_PROCEDURE))
     if current.get("keyfile_checksum") and desired.get("keyfile_checksum") != current["keyfile_checksum"]:
-        errors.append("%skeyfile_content: %s runs with another keyfile: %s" % (prefix, host, KEYFILE_PROCEDURE))
+        errors.append("%skeyfile_content: %s runs with another keyfile: %s" % (
+            prefix, host, SHARDED_KEYFILE_PROCEDURE if desired.get("cluster_role") else KEYFILE_PROCEDURE))
     installed = current.get("package_version")
     if installed:
         if desired.get("package_file"):

@@ -103,7 +103,11 @@ def test_new_set_name_for_a_running_set_is_refused_naming_the_procedure():
 
 def test_changed_keyfile_is_refused_naming_the_rotation():
     errors = inputs.running_member_errors(RUNNING, dict(ASKED, keyfile_checksum="def"))
-    assert len(errors) == 1 and errors[0].startswith("mongodb_rs_keyfile_content") and "rotate-key" in errors[0]
+    assert len(errors) == 1 and errors[0].startswith("mongodb_rs_keyfile_content")
+    assert "playbooks/rotate_keyfile_mongodb.yml" in errors[0]
+    # a sharded cluster's key is every process's: MongoDB's procedure, not the replica set playbook
+    errors = inputs.running_member_errors(RUNNING, dict(ASKED, keyfile_checksum="def", cluster_role="shardsvr"))
+    assert "rotate-key-sharded-cluster" in errors[0] and "rotate_keyfile_mongodb" not in errors[0]
 
 
 def test_version_change_is_refused_naming_the_upgrade_playbook():

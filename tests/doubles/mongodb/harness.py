@@ -43,6 +43,7 @@ class Node:
         self.binary_version = binary_version
         self.dbpath = os.path.join(cluster.root, "node%d" % index)
         self.process = None
+        self.keyfile = None     # this node's own keyfile (a key rotation), else the cluster's
 
     @property
     def host(self):
@@ -53,8 +54,8 @@ class Node:
         argv = [sys.executable, DOUBLE, "--port", str(self.port), "--dbpath", self.dbpath,
                 "--replSet", self.cluster.set_name, "--binary-version", self.binary_version,
                 "--event-log", self.cluster.event_log]
-        if self.cluster.keyfile:
-            argv += ["--keyFile", self.cluster.keyfile]
+        if self.keyfile or self.cluster.keyfile:
+            argv += ["--keyFile", self.keyfile or self.cluster.keyfile]
         if self.cluster.cluster_role:
             argv += ["--cluster-role", self.cluster.cluster_role]
         self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -356,11 +356,7 @@ class Member:
         self.binary_version = options.binary_version
         self.dbpath = options.dbpath
         self.cluster_role = options.cluster_role
-        self.keyfile_digest = None
-        if options.keyFile:
-            with open(options.keyFile, "rb") as handle:
-                # mongod ignores whitespace in a keyfile: https://www.mongodb.com/docs/manual/core/security-internal-authentication/
-                self.keyfile_digest = hashlib.sha256(b"".join(handle.read().split())).hexdigest()
+        self.keyfile_digests = keyfile_digests(options.keyFile)
         # keyFile implies authorization: https://www.mongodb.com/docs/manual/tutorial/enforce-keyfile-access-control-in-existing-replica-set/
         self.auth_enabled = bool(options.auth or options.keyFile)
         self.lock = threading.RLock()
@@ -674,7 +670,13 @@ class Member:
 
     # -- the replication loops ----------------------------------------------------------------------------
     def key_fields(self):
-        return {"$keyDigest": self.keyfile_digest} if self.keyfile_digest else {}
+        return {"$keyDigests": self.keyfile_digests} if self.keyfile_digests else {}
+
+    def shares_a_key(self, command):
+        """Whether a cluster process's request authenticates against this member's keyfile: at least one key in
+        common (a rotation runs with both keys in every keyfile for a while)."""
+        offered = command.get("$keyDigests") or ([command["$keyDigest"]] if "$keyDigest" in command else [])
+        return bool(set(offered) & set(self.keyfile_digests))
 
     def status_fields(self):
         term, index = self.last_applied()
@@ -1076,12 +1078,12 @@ class Commands:
     def authorize(self, conn, key, command):
         member = self.member
         if key in self.INTERNAL:
-            if member.keyfile_digest and command.get("$keyDigest") != member.keyfile_digest:
+            if member.keyfile_digests and not member.shares_a_key(command):
                 raise CommandError(18, "AuthenticationFailed", "internal authentication failed (keyFile mismatch)")
             return
         if not member.auth_enabled or key in self.OPEN:
             return
-        if member.keyfile_digest and command.get("$keyDigest") == member.keyfile_digest:
+        if member.keyfile_digests and member.shares_a_key(command):
             return  # another cluster process (a mongos) authenticated with the shared keyfile
         needed = self.NEEDS.get(key)
         database = command.get("$db", "admin")
@@ -1929,10 +1931,7 @@ class Router:
         self.cluster_role = "mongos"
         self.set_name, _sep, hosts = options.configdb.partition("/")
         self.config_hosts = [h for h in hosts.split(",") if h]
-        self.keyfile_digest = None
-        if options.keyFile:
-            with open(options.keyFile, "rb") as handle:
-                self.keyfile_digest = hashlib.sha256(b"".join(handle.read().split())).hexdigest()
+        self.keyfile_digests = keyfile_digests(options.keyFile)
         self.auth_enabled = bool(options.keyFile)
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
@@ -1946,6 +1945,7 @@ class Router:
 
     event = Member.event
     key_fields = Member.key_fields
+    shares_a_key = Member.shares_a_key
     die = Member.die
 
     def exit(self, how):
@@ -2127,6 +2127,32 @@ class Handler(socketserver.BaseRequestHandler):
 class Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+
+def read_keyfile(data):
+    """The keys of a keyfile, as mongod reads one (https://www.mongodb.com/docs/manual/core/security-internal-authentication/
+    and https://www.mongodb.com/docs/manual/tutorial/rotate-key-replica-set/): a single key string, or a YAML
+    sequence of key strings (each optionally quoted) since 4.2; whitespace inside a key is ignored, so a key may
+    span lines (a sequence item's continuation lines are indented)."""
+    text = data.decode("ascii", "replace")
+    lines = [line for line in text.splitlines() if line.strip() and line.strip() != "---"]
+    if not lines or not lines[0].lstrip().startswith("- "):
+        return ["".join(text.split()).strip("'\"")] if text.strip() else []
+    items = []
+    for line in lines:
+        if line.lstrip().startswith("- "):
+            items.append(line.lstrip()[2:])
+        else:
+            items[-1] += line
+    return ["".join(item.split()).strip("'\"") for item in items]
+
+
+def keyfile_digests(path):
+    """The digests of a keyfile's keys (read_keyfile) that members compare; empty without a keyfile."""
+    if not path:
+        return []
+    with open(path, "rb") as handle:
+        return [hashlib.sha256(key.encode()).hexdigest() for key in read_keyfile(handle.read())]
 
 
 def read_conf(text):
