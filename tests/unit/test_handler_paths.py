@@ -1,8 +1,9 @@
-"""Task files a role's handlers reach (include_tasks/import_tasks, followed through the role's own files) hold only
-what Ansible runs in a handler: no include_role/import_role (refused at run time: "Using 'include_role' as a
-handler is not supported") and no block with rescue or always (the rescue does not run when a handler's task
-fails). A configuration change restarts members through these files, so a mistake here shows only on a real
-change: pxc_galera's restart path once included the proxysql role and failed on the first static change."""
+"""Handlers hold only what Ansible runs in a handler: no include_role/import_role (refused at run time: "Using
+'include_role' as a handler is not supported") and no block with rescue or always (the rescue does not run when a
+handler's task fails). And no database role restarts a member from a handler: a configuration change restarts
+members through the role's one inline restart path (its rolling_restart.yml, last in its main.yml), which drains
+them on the proxies through the proxysql role; a handler could not include that role (pxc_galera's restart path
+once did and failed on the first static change)."""
 import glob
 import os
 
@@ -57,10 +58,17 @@ def test_handler_paths_hold_only_what_a_handler_can_run(handlers_file):
     assert not problems, problems
 
 
-def test_the_restart_paths_are_among_those_checked():
-    files = set()
-    for handlers_file in ROLE_HANDLERS:
-        files.update(os.path.relpath(path, ROOT) for path in reachable(handlers_file))
-    for expected in ("roles/group_replication/tasks/restart_member.yml", "roles/group_replication/tasks/proxies.yml",
-                     "roles/pxc_galera/tasks/restart_node.yml", "roles/pxc_galera/tasks/proxies.yml"):
-        assert expected in files, sorted(files)
+DATABASE_ROLES = ("percona_server", "pxc_galera", "group_replication", "postgres_tuned", "mongodb_rs")
+
+
+@pytest.mark.parametrize("role", DATABASE_ROLES)
+def test_no_database_role_restarts_members_from_a_handler(role):
+    assert not os.path.exists(os.path.join(ROOT, "roles", role, "handlers")), (
+        "%s has handlers: its restarts belong in its inline rolling restart" % role)
+
+
+@pytest.mark.parametrize("role", ["pxc_galera", "group_replication"])
+def test_the_inline_restart_path_is_the_last_step_of_the_role(role):
+    with open(os.path.join(ROOT, "roles", role, "tasks", "main.yml"), encoding="utf-8") as handle:
+        steps = yaml.safe_load(handle)
+    assert steps[-1].get("ansible.builtin.import_tasks") == "rolling_restart.yml", steps[-1]

@@ -17,7 +17,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def run_role(tmp_path, tasks_from, variables, members=("n1", "n2", "n3"), group="galera", limit=None,
-             host_vars=None, any_errors_fatal=False):
+             host_vars=None, any_errors_fatal=False, then=None):
+    """Runs the role's tasks_from on the members, shows pxc_galera_restart_reasons, then runs the role's task file
+    then (main.yml's order: schedule_restart.yml, later rolling_restart.yml)."""
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {group: {"hosts": {
         m: (host_vars or {}).get(m) for m in members}}}}}))
@@ -31,7 +33,8 @@ def run_role(tmp_path, tasks_from, variables, members=("n1", "n2", "n3"), group=
             "name": "dbops.clusters.pxc_galera", "tasks_from": tasks_from}},
         {"name": "Show the restart reasons", "ansible.builtin.debug": {
             "msg": "REASONS={{ pxc_galera_restart_reasons | default('unset') | to_json }}"}},
-    ]
+    ] + ([{"name": "Then the role's " + then, "ansible.builtin.include_role": {
+        "name": "dbops.clusters.pxc_galera", "tasks_from": then}}] if then else [])
     play.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "any_errors_fatal": any_errors_fatal,
                                      "tasks": tasks}]))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
@@ -89,8 +92,8 @@ def _tasks(node):
 def test_every_read_that_ignores_unreachable_hosts_is_exempt_from_any_errors_fatal():
     """The role and the Galera playbooks run under any_errors_fatal, where an ignored unreachable result still
     ends the play for every host: each such read must say any_errors_fatal: false, or its message is lost."""
-    files = [os.path.join(REPO, "roles", "pxc_galera", d, f) for d in ("tasks", "handlers")
-             for f in os.listdir(os.path.join(REPO, "roles", "pxc_galera", d))]
+    files = [os.path.join(REPO, "roles", "pxc_galera", "tasks", f)
+             for f in os.listdir(os.path.join(REPO, "roles", "pxc_galera", "tasks"))]
     files += [os.path.join(REPO, "playbooks", f) for f in os.listdir(os.path.join(REPO, "playbooks"))
               if "galera" in f]
     found, wrong = 0, []
@@ -215,23 +218,28 @@ def decision_none(members=("n1", "n2", "n3")):
 # file, and reporting them on the next run, is mysql_config's too: tests/unit/test_mysql_inputs.py. Here: what
 # the role does with the reasons mysql_config returns.
 
-def test_static_changes_restart_the_member_through_the_handler(tmp_path):
-    result = run_role(tmp_path, "schedule_restart.yml", {
+RESTART_STARTED = "TASK [dbops.clusters.pxc_galera : Check the cluster is complete before the node leaves"
+
+
+def test_static_changes_restart_the_member_through_the_rolling_restart(tmp_path):
+    result = run_role(tmp_path, "schedule_restart.yml", then="rolling_restart.yml", variables={
+        "pxc_galera_members": ["n1", "n2", "n3"],
         "pxc_galera_decision": decision_none(),
         "pxc_galera_config_innodb": {"restart_reasons": ["innodb_log_file_size: 48M -> 96M"]},
         "pxc_galera_config_wsrep": {"restart_reasons": ["wsrep_provider_options: a -> b"]},
         "pxc_galera_gate_timeout": 1})
     assert 'REASONS=["innodb_log_file_size: 48M -> 96M", "wsrep_provider_options: a -> b"]' in result.stdout, \
         result.stdout[-2000:]
-    assert "RUNNING HANDLER [dbops.clusters.pxc_galera : Restart changed Galera members" in result.stdout
+    assert RESTART_STARTED in result.stdout
 
 
 def test_no_change_restarts_nothing(tmp_path):
-    result = run_role(tmp_path, "schedule_restart.yml", {
+    result = run_role(tmp_path, "schedule_restart.yml", then="rolling_restart.yml", variables={
+        "pxc_galera_members": ["n1", "n2", "n3"],
         "pxc_galera_decision": decision_none(),
         "pxc_galera_config_innodb": {"restart_reasons": []}, "pxc_galera_config_wsrep": {"restart_reasons": []}})
     assert result.returncode == 0, result.stdout[-2000:]
-    assert 'REASONS=[]' in result.stdout and "RUNNING HANDLER" not in result.stdout
+    assert 'REASONS=[]' in result.stdout and RESTART_STARTED not in result.stdout
 
 
 def test_a_pending_restart_stays_pending_until_the_restart_succeeds(tmp_path):
@@ -240,13 +248,14 @@ def test_a_pending_restart_stays_pending_until_the_restart_succeeds(tmp_path):
     pending, pending_wsrep = tmp_path / "restart-pending", tmp_path / "restart-pending-wsrep"
     pending.write_text("innodb_log_file_size: 48M -> 96M\n")
     pending_wsrep.write_text("wsrep_provider_options: a -> b\n")
-    result = run_role(tmp_path, "schedule_restart.yml", {
+    result = run_role(tmp_path, "schedule_restart.yml", then="rolling_restart.yml", variables={
+        "pxc_galera_members": ["n1", "n2", "n3"],
         "pxc_galera_decision": decision_none(),
         "pxc_galera_config_innodb": {"restart_reasons": ["pending since an earlier run: innodb_log_file_size: 48M -> 96M"]},
         "pxc_galera_config_wsrep": {"restart_reasons": []}, "pxc_galera_gate_timeout": 1})
     assert 'REASONS=["pending since an earlier run: innodb_log_file_size: 48M -> 96M"]' in result.stdout, \
         result.stdout[-2000:]
-    assert "RUNNING HANDLER [dbops.clusters.pxc_galera : Restart changed Galera members" in result.stdout
+    assert RESTART_STARTED in result.stdout
     assert result.returncode != 0, "the gate cannot pass without a server:\n" + result.stdout[-2000:]
     assert pending.exists() and pending_wsrep.exists(), "the restart did not succeed: the reasons must stay"
 
@@ -255,11 +264,12 @@ def test_a_member_started_by_the_run_forgets_its_pending_restart(tmp_path):
     pending, pending_wsrep = tmp_path / "restart-pending", tmp_path / "restart-pending-wsrep"
     pending.write_text("server not running: start it with the new configuration\n")
     pending_wsrep.write_text("server not running: start it with the new configuration\n")
-    result = run_role(tmp_path, "schedule_restart.yml", {
+    result = run_role(tmp_path, "schedule_restart.yml", then="rolling_restart.yml", variables={
+        "pxc_galera_members": ["n1", "n2", "n3"],
         "pxc_galera_decision": {"nodes": {m: {"action": "join", "reason": "stopped"} for m in ("n1", "n2", "n3")}},
         "pxc_galera_config_innodb": {"restart_reasons": []}, "pxc_galera_config_wsrep": {"restart_reasons": []}})
     assert result.returncode == 0, result.stdout[-2000:]
-    assert 'REASONS="unset"' in result.stdout and "RUNNING HANDLER" not in result.stdout
+    assert 'REASONS="unset"' in result.stdout and RESTART_STARTED not in result.stdout
     assert not pending.exists() and not pending_wsrep.exists()
 
 
