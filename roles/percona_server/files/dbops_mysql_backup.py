@@ -234,8 +234,8 @@ def send(config, level="full"):
         if not answer.get("go"):
             say("no backup from %s: %s" % (config["member"], answer.get("reason")))
             return 0
-        say("%s copies itself (%s) as %s%s" % (config["member"], why, answer["name"],
-                                                 ": %s" % answer["plan"] if answer.get("plan") else ""))
+        plan = ": %s" % answer["plan"] if answer.get("plan") else ""
+        say("%s copies itself (%s) as %s%s" % (config["member"], why, answer["name"], plan))
         started = time.time()
         try:
             try:
