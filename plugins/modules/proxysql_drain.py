@@ -218,11 +218,14 @@ def drained_hostgroups(runtime_rows, hostname, port):
 
 
 def pool_counts(connection, hostname, port, hostgroups):
-    """(connections in use, idle connections) of the proxy's pool to the backend in these hostgroups."""
+    """(connections in use, idle connections) of the proxy's pool to the backend in these hostgroups (every
+    hostgroup when the list is empty)."""
+    sql = ("SELECT COALESCE(SUM(ConnUsed), 0), COALESCE(SUM(ConnFree), 0) FROM stats_mysql_connection_pool "
+           "WHERE srv_host=%s AND srv_port=%s")
+    if hostgroups:
+        sql += " AND hostgroup IN (%s)" % ", ".join(["%s"] * len(hostgroups))
     with connection.cursor() as cursor:
-        cursor.execute("SELECT COALESCE(SUM(ConnUsed), 0), COALESCE(SUM(ConnFree), 0) FROM "
-                       "stats_mysql_connection_pool WHERE srv_host=%%s AND srv_port=%%s AND hostgroup IN (%s)"
-                       % ", ".join(["%s"] * len(hostgroups)), tuple([hostname, port] + hostgroups))
+        cursor.execute(sql, tuple([hostname, port] + list(hostgroups)))
         used, free = cursor.fetchone()
     return int(used), int(free)
 
@@ -341,14 +344,11 @@ def main():
         if state == "drained":
             # Only the drained hostgroups' connections (shared_only: one statement each): a hostgroup that keeps
             # the backend goes on using it.
-            drained_hostgroups = [int(args[0]) for sql, args in statements if len(args) == 3]
-            sql = ("SELECT COALESCE(SUM(ConnUsed), 0) FROM stats_mysql_connection_pool WHERE srv_host=%s "
-                   "AND srv_port=%s" + (" AND hostgroup IN (%s)" % ", ".join(["%s"] * len(drained_hostgroups))
-                                        if drained_hostgroups else ""))
-            in_use = int(value(connection, sql, tuple([hostname, port] + drained_hostgroups)))
+            shared = [int(args[0]) for sql, args in statements if len(args) == 3]
+            in_use = pool_counts(connection, hostname, port, shared)[0]
             while in_use and time.time() - started < params["drain_timeout"]:
                 time.sleep(POLL_S)
-                in_use = int(value(connection, sql, tuple([hostname, port] + drained_hostgroups)))
+                in_use = pool_counts(connection, hostname, port, shared)[0]
             result.update(in_use=in_use, drained=in_use == 0, waited_s=round(time.time() - started, 2))
             result["reason"] += "; %s" % ("no connection in use after %.1f s" % result["waited_s"] if not in_use else
                                           "%d connection(s) still in use after %d s: they end when it stops"
